@@ -1,0 +1,42 @@
+# Helpers that every ibmsg target goes through, so warnings and sanitizers are applied alike.
+
+# -Wall -Wextra -Werror and friends, per target.
+function(ibmsg_target_warnings target)
+  target_compile_options(${target} PRIVATE
+    -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wformat=2 -Wundef
+    $<$<COMPILE_LANGUAGE:C>:-Wstrict-prototypes -Wmissing-prototypes>)
+endfunction()
+
+# AddressSanitizer + UBSan when IBMSG_SANITIZE is on; UB aborts so tests see it.
+function(ibmsg_target_sanitizers target)
+  if(IBMSG_SANITIZE)
+    target_compile_options(${target} PRIVATE -fsanitize=address,undefined
+                                             -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+    target_link_options(${target} PUBLIC -fsanitize=address,undefined)
+  endif()
+endfunction()
+
+# ibmsg_add_layer(NAME SOURCES ... [DEPENDS layer ...])
+# One folder of the library as an object library. DEPENDS names the layers below it: that is how
+# the layering of DESIGN.md is written down (and test/check_layers enforces the includes).
+function(ibmsg_add_layer name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS" ${ARGN})
+  add_library(${name} OBJECT ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC
+    ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include)
+  target_compile_definitions(${name} PRIVATE _GNU_SOURCE IBMSG_BUILDING)
+  target_link_libraries(${name} PUBLIC ${ARG_DEPENDS})
+  ibmsg_target_warnings(${name})
+  ibmsg_target_sanitizers(${name})
+endfunction()
+
+# ibmsg_add_executable(NAME SOURCES ... [LIBS ...]): a tool of perf/ or a test helper.
+function(ibmsg_add_executable name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR})
+  target_compile_definitions(${name} PRIVATE _GNU_SOURCE)
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS})
+  ibmsg_target_warnings(${name})
+  ibmsg_target_sanitizers(${name})
+endfunction()

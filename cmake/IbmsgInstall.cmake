@@ -1,0 +1,28 @@
+# Installation: public headers, both libraries, the exported CMake package (ibmsg::ibmsg and
+# ibmsg::ibmsg_static) with a version file, and ibmsg.pc for pkg-config.
+include(CMakePackageConfigHelpers)
+
+install(DIRECTORY include/ibmsg DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING
+        PATTERN "*.h")
+install(FILES "${PROJECT_BINARY_DIR}/include/ibmsg/version.h"
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ibmsg)
+
+install(TARGETS ibmsg ibmsg_static EXPORT ibmsgTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+set(IBMSG_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ibmsg)
+install(EXPORT ibmsgTargets NAMESPACE ibmsg:: DESTINATION ${IBMSG_CMAKE_DIR})
+configure_package_config_file(cmake/ibmsgConfig.cmake.in
+  "${PROJECT_BINARY_DIR}/ibmsgConfig.cmake" INSTALL_DESTINATION ${IBMSG_CMAKE_DIR})
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/ibmsgConfigVersion.cmake"
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/ibmsgConfig.cmake" "${PROJECT_BINARY_DIR}/ibmsgConfigVersion.cmake"
+        DESTINATION ${IBMSG_CMAKE_DIR})
+
+list(TRANSFORM IBMSG_DEP_LINK_NAMES PREPEND "-l" OUTPUT_VARIABLE IBMSG_PC_LIBS_PRIVATE)
+list(JOIN IBMSG_PC_LIBS_PRIVATE " " IBMSG_PC_LIBS_PRIVATE)
+configure_file(cmake/ibmsg.pc.in "${PROJECT_BINARY_DIR}/ibmsg.pc" @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/ibmsg.pc" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

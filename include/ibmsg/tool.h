@@ -1,0 +1,318 @@
+/*
+ * ibmsg tool information interface: the MPI-4.1 tool information interface (MPI_T), renamed.
+ *
+ * MPI_T_x becomes ibmsg_t_x, MPI_T_Y becomes IBMSG_T_Y, MPI_SUCCESS becomes IBMSG_T_SUCCESS and
+ * MPI_Datatype becomes ibmsg_t_datatype_t. Argument order and meaning are the standard's; see the
+ * MPI-4.1 standard, chapter 15, for the full text. What ibmsg adds beyond MPI-4.1 is at the end
+ * of this file and marked as such.
+ *
+ * Thread safety: every function may be called from any thread once the interface is initialized
+ * (ibmsg_t_init_thread always provides IBMSG_T_THREAD_MULTIPLE). Reading a handle takes no lock.
+ * A handle must not be freed by one thread while another uses it; doing so gives an error, not a
+ * crash, because handles are validated by generation number.
+ *
+ * Strings: every (name, name_len) and (desc, desc_len) pair follows MPI: with a NULL buffer or
+ * *len == 0 nothing is written and *len becomes the full length including the terminating NUL;
+ * otherwise at most *len bytes are written, always NUL-terminated, and *len becomes the number of
+ * bytes written including the NUL. An absent description is the empty string (*len == 1).
+ * Any other OUT pointer that is NULL is ignored.
+ */
+#ifndef IBMSG_TOOL_H
+#define IBMSG_TOOL_H
+
+#include <ibmsg/export.h>
+#include <ibmsg/info.h>
+#include <ibmsg/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define IBMSG_T_SUCCESS IBMSG_OK
+
+/* The error codes are IBMSG_T_ERR_* of <ibmsg/status.h>; ibmsg_status_string() gives their text. */
+
+/* Thread levels (MPI_THREAD_*). */
+enum {
+    IBMSG_T_THREAD_SINGLE = 0,
+    IBMSG_T_THREAD_FUNNELED = 1,
+    IBMSG_T_THREAD_SERIALIZED = 2,
+    IBMSG_T_THREAD_MULTIPLE = 3,
+};
+
+/* Datatypes of variables (the MPI_Datatype values MPI_T allows). */
+typedef enum ibmsg_t_datatype {
+    IBMSG_T_DATATYPE_NULL = 0,
+    IBMSG_T_INT,                /* int */
+    IBMSG_T_UNSIGNED,           /* unsigned int */
+    IBMSG_T_UNSIGNED_LONG,      /* unsigned long */
+    IBMSG_T_UNSIGNED_LONG_LONG, /* unsigned long long */
+    IBMSG_T_COUNT,              /* long long (MPI_Count) */
+    IBMSG_T_CHAR,               /* char: a variable of count N is a string buffer of N bytes */
+    IBMSG_T_DOUBLE,             /* double */
+} ibmsg_t_datatype_t;
+
+/* Verbosity levels. */
+enum {
+    IBMSG_T_VERBOSITY_USER_BASIC = 221,
+    IBMSG_T_VERBOSITY_USER_DETAIL,
+    IBMSG_T_VERBOSITY_USER_ALL,
+    IBMSG_T_VERBOSITY_TUNER_BASIC,
+    IBMSG_T_VERBOSITY_TUNER_DETAIL,
+    IBMSG_T_VERBOSITY_TUNER_ALL,
+    IBMSG_T_VERBOSITY_MPIDEV_BASIC,
+    IBMSG_T_VERBOSITY_MPIDEV_DETAIL,
+    IBMSG_T_VERBOSITY_MPIDEV_ALL,
+};
+
+/*
+ * Objects a variable can be bound to. ibmsg has no communicators or windows; its objects are
+ * these. obj_handle arguments point to a variable holding the object's handle (for example an
+ * ibmsg_context_t), as MPI's point to an MPI_Comm.
+ */
+enum {
+    IBMSG_T_BIND_NO_OBJECT = 0,
+    IBMSG_T_BIND_CONTEXT,  /* ibmsg_context_t */
+    IBMSG_T_BIND_ENDPOINT, /* ibmsg_ep_t */
+    IBMSG_T_BIND_PORT,     /* ibmsg_t_port_t: one port of one RDMA device */
+    IBMSG_T_BIND_THREAD,   /* ibmsg_t_thread_t: one thread's counters */
+    IBMSG_T_BIND_REQUEST,  /* ibmsg_request_t */
+    IBMSG_T_BIND_MEMORY,   /* ibmsg_mem_t: a registered memory region */
+    IBMSG_T_BIND_INFO,     /* ibmsg_info_t */
+    IBMSG_T_BIND_LAST,     /* one past the last valid binding */
+};
+
+/* Scopes of control variables. */
+enum {
+    IBMSG_T_SCOPE_CONSTANT = 60438,
+    IBMSG_T_SCOPE_READONLY,
+    IBMSG_T_SCOPE_LOCAL,
+    IBMSG_T_SCOPE_GROUP,
+    IBMSG_T_SCOPE_GROUP_EQ,
+    IBMSG_T_SCOPE_ALL,
+    IBMSG_T_SCOPE_ALL_EQ,
+};
+
+/* Classes of performance variables. */
+enum {
+    IBMSG_T_PVAR_CLASS_STATE = 240,
+    IBMSG_T_PVAR_CLASS_LEVEL,
+    IBMSG_T_PVAR_CLASS_SIZE,
+    IBMSG_T_PVAR_CLASS_PERCENTAGE,
+    IBMSG_T_PVAR_CLASS_HIGHWATERMARK,
+    IBMSG_T_PVAR_CLASS_LOWWATERMARK,
+    IBMSG_T_PVAR_CLASS_COUNTER,
+    IBMSG_T_PVAR_CLASS_AGGREGATE,
+    IBMSG_T_PVAR_CLASS_TIMER,
+    IBMSG_T_PVAR_CLASS_GENERIC,
+};
+
+/* Event source ordering and callback safety (MPI-4 events; ibmsg has no events yet). */
+typedef enum ibmsg_t_source_order {
+    IBMSG_T_SOURCE_ORDERED = 0,
+    IBMSG_T_SOURCE_UNORDERED,
+} ibmsg_t_source_order_t;
+
+typedef enum ibmsg_t_cb_safety {
+    IBMSG_T_CB_REQUIRE_NONE = 0,
+    IBMSG_T_CB_REQUIRE_MPI_RESTRICTED,
+    IBMSG_T_CB_REQUIRE_THREAD_SAFE,
+    IBMSG_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE,
+} ibmsg_t_cb_safety_t;
+
+/* Opaque handles. Their values are validated, never dereferenced blindly. */
+typedef struct ibmsg_t_enum_s *ibmsg_t_enum_t;
+typedef struct ibmsg_t_cvar_handle_s *ibmsg_t_cvar_handle_t;
+typedef struct ibmsg_t_pvar_session_s *ibmsg_t_pvar_session_t;
+typedef struct ibmsg_t_pvar_handle_s *ibmsg_t_pvar_handle_t;
+typedef struct ibmsg_t_event_registration_s *ibmsg_t_event_registration_t;
+typedef struct ibmsg_t_event_instance_s *ibmsg_t_event_instance_t;
+
+#define IBMSG_T_ENUM_NULL               ((ibmsg_t_enum_t)0)
+#define IBMSG_T_CVAR_HANDLE_NULL        ((ibmsg_t_cvar_handle_t)0)
+#define IBMSG_T_PVAR_SESSION_NULL       ((ibmsg_t_pvar_session_t)0)
+#define IBMSG_T_PVAR_HANDLE_NULL        ((ibmsg_t_pvar_handle_t)0)
+#define IBMSG_T_PVAR_ALL_HANDLES        ((ibmsg_t_pvar_handle_t)1)
+#define IBMSG_T_EVENT_REGISTRATION_NULL ((ibmsg_t_event_registration_t)0)
+
+typedef void (*ibmsg_t_event_cb_function_t)(ibmsg_t_event_instance_t event_instance,
+                                            ibmsg_t_event_registration_t event_registration,
+                                            ibmsg_t_cb_safety_t cb_safety, void *user_data);
+typedef void (*ibmsg_t_event_free_cb_function_t)(ibmsg_t_event_registration_t event_registration,
+                                                 ibmsg_t_cb_safety_t cb_safety, void *user_data);
+typedef void (*ibmsg_t_event_dropped_cb_function_t)(int count,
+                                                    ibmsg_t_event_registration_t event_registration,
+                                                    int source_index, ibmsg_t_cb_safety_t cb_safety,
+                                                    void *user_data);
+
+/* ---- Life cycle ---------------------------------------------------------------------------- */
+
+/** Initialize (reference counted). *provided is always IBMSG_T_THREAD_MULTIPLE. */
+IBMSG_API int ibmsg_t_init_thread(int required, int *provided);
+/** Undo one ibmsg_t_init_thread. Indices stay valid for a later re-init. */
+IBMSG_API int ibmsg_t_finalize(void);
+
+/* ---- Enumerations -------------------------------------------------------------------------- */
+
+IBMSG_API int ibmsg_t_enum_get_info(ibmsg_t_enum_t enumtype, int *num, char *name, int *name_len);
+IBMSG_API int ibmsg_t_enum_get_item(ibmsg_t_enum_t enumtype, int index, int *value, char *name,
+                                    int *name_len);
+
+/* ---- Control variables --------------------------------------------------------------------- */
+
+IBMSG_API int ibmsg_t_cvar_get_num(int *num_cvar);
+IBMSG_API int ibmsg_t_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity,
+                                    ibmsg_t_datatype_t *datatype, ibmsg_t_enum_t *enumtype,
+                                    char *desc, int *desc_len, int *bind, int *scope);
+IBMSG_API int ibmsg_t_cvar_get_index(const char *name, int *cvar_index);
+IBMSG_API int ibmsg_t_cvar_handle_alloc(int cvar_index, void *obj_handle,
+                                        ibmsg_t_cvar_handle_t *handle, int *count);
+IBMSG_API int ibmsg_t_cvar_handle_free(ibmsg_t_cvar_handle_t *handle);
+IBMSG_API int ibmsg_t_cvar_read(ibmsg_t_cvar_handle_t handle, void *buf);
+IBMSG_API int ibmsg_t_cvar_write(ibmsg_t_cvar_handle_t handle, const void *buf);
+
+/* ---- Performance variables ----------------------------------------------------------------- */
+
+IBMSG_API int ibmsg_t_pvar_get_num(int *num_pvar);
+IBMSG_API int ibmsg_t_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity,
+                                    int *var_class, ibmsg_t_datatype_t *datatype,
+                                    ibmsg_t_enum_t *enumtype, char *desc, int *desc_len, int *bind,
+                                    int *readonly, int *continuous, int *atomic);
+IBMSG_API int ibmsg_t_pvar_get_index(const char *name, int var_class, int *pvar_index);
+
+IBMSG_API int ibmsg_t_pvar_session_create(ibmsg_t_pvar_session_t *session);
+IBMSG_API int ibmsg_t_pvar_session_free(ibmsg_t_pvar_session_t *session);
+
+IBMSG_API int ibmsg_t_pvar_handle_alloc(ibmsg_t_pvar_session_t session, int pvar_index,
+                                        void *obj_handle, ibmsg_t_pvar_handle_t *handle,
+                                        int *count);
+IBMSG_API int ibmsg_t_pvar_handle_free(ibmsg_t_pvar_session_t session,
+                                       ibmsg_t_pvar_handle_t *handle);
+IBMSG_API int ibmsg_t_pvar_start(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle);
+IBMSG_API int ibmsg_t_pvar_stop(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle);
+IBMSG_API int ibmsg_t_pvar_read(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle,
+                                void *buf);
+IBMSG_API int ibmsg_t_pvar_write(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle,
+                                 const void *buf);
+IBMSG_API int ibmsg_t_pvar_reset(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle);
+IBMSG_API int ibmsg_t_pvar_readreset(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle,
+                                     void *buf);
+
+/* ---- Events (MPI-4); ibmsg exports no events yet, so every index is out of range ------------ */
+
+IBMSG_API int ibmsg_t_event_get_num(int *num_events);
+IBMSG_API int ibmsg_t_event_get_info(int event_index, char *name, int *name_len, int *verbosity,
+                                     ibmsg_t_datatype_t array_of_datatypes[],
+                                     long array_of_displacements[], int *num_elements,
+                                     ibmsg_t_enum_t *enumtype, ibmsg_info_t *info, char *desc,
+                                     int *desc_len, int *bind);
+IBMSG_API int ibmsg_t_event_get_index(const char *name, int *event_index);
+IBMSG_API int ibmsg_t_event_handle_alloc(int event_index, void *obj_handle, ibmsg_info_t info,
+                                         ibmsg_t_event_registration_t *event_registration);
+IBMSG_API int ibmsg_t_event_handle_free(ibmsg_t_event_registration_t event_registration,
+                                        void *user_data,
+                                        ibmsg_t_event_free_cb_function_t free_cb_function);
+IBMSG_API int ibmsg_t_event_register_callback(ibmsg_t_event_registration_t event_registration,
+                                              ibmsg_t_cb_safety_t cb_safety, ibmsg_info_t info,
+                                              void *user_data,
+                                              ibmsg_t_event_cb_function_t event_cb_function);
+IBMSG_API int
+ibmsg_t_event_set_dropped_handler(ibmsg_t_event_registration_t event_registration,
+                                  ibmsg_t_event_dropped_cb_function_t dropped_cb_function);
+
+/* ---- Sources of timestamps (MPI-4) --------------------------------------------------------- */
+
+/** ibmsg has one source: index 0, "ibmsg_monotonic", CLOCK_MONOTONIC in nanoseconds. */
+IBMSG_API int ibmsg_t_source_get_num(int *num_sources);
+IBMSG_API int ibmsg_t_source_get_info(int source_index, char *name, int *name_len, char *desc,
+                                      int *desc_len, ibmsg_t_source_order_t *ordering,
+                                      long long *ticks_per_second, long long *max_ticks,
+                                      ibmsg_info_t *info);
+IBMSG_API int ibmsg_t_source_get_timestamp(int source_index, long long *timestamp);
+
+/* ---- Categories ---------------------------------------------------------------------------- */
+
+IBMSG_API int ibmsg_t_category_get_num(int *num_cat);
+IBMSG_API int ibmsg_t_category_get_info(int cat_index, char *name, int *name_len, char *desc,
+                                        int *desc_len, int *num_cvars, int *num_pvars,
+                                        int *num_categories);
+IBMSG_API int ibmsg_t_category_get_num_events(int cat_index, int *num_events);
+IBMSG_API int ibmsg_t_category_get_index(const char *name, int *cat_index);
+IBMSG_API int ibmsg_t_category_get_cvars(int cat_index, int len, int indices[]);
+IBMSG_API int ibmsg_t_category_get_pvars(int cat_index, int len, int indices[]);
+IBMSG_API int ibmsg_t_category_get_events(int cat_index, int len, int indices[]);
+IBMSG_API int ibmsg_t_category_get_categories(int cat_index, int len, int indices[]);
+/** The update number: grows whenever a category is added or gains a member; saturates at INT_MAX.
+ */
+IBMSG_API int ibmsg_t_category_changed(int *update_number);
+
+/* ==== ibmsg extensions beyond MPI-4.1 ======================================================== */
+
+/* Kinds of items, for the functions below that take items of several kinds. */
+enum {
+    IBMSG_T_KIND_CVAR = 1,
+    IBMSG_T_KIND_PVAR,
+    IBMSG_T_KIND_CATEGORY,
+};
+
+/** Wildcard for ibmsg_t_pvar_filter's var_class and bind. */
+#define IBMSG_T_ANY (-1)
+
+/**
+ * Root categories (those no category contains), in index order. Up to len indices are written;
+ * *num (if not NULL) is set to the total number of roots. (Taxonomy proposal, seed 000.)
+ */
+IBMSG_API int ibmsg_t_category_get_roots(int len, int indices[], int *num);
+
+/**
+ * The categories that contain the item (kind, index): directly when transitive is 0, else every
+ * category above it in the DAG (each once, nearest first, breadth first). Up to len indices are
+ * written; *num (if not NULL) is the total. An index out of range is IBMSG_T_ERR_INVALID_INDEX,
+ * an unknown kind IBMSG_T_ERR_INVALID.
+ */
+IBMSG_API int ibmsg_t_category_get_containing(int kind, int index, int transitive, int len,
+                                              int indices[], int *num);
+
+/**
+ * Flatten a category into the variables of one kind (IBMSG_T_KIND_CVAR or IBMSG_T_KIND_PVAR) it
+ * contains, directly or through subcategories: depth first, members in the order they joined,
+ * duplicates dropped keeping the first. Up to len indices are written; *num is the total.
+ * (Container operations, seed 004.)
+ */
+IBMSG_API int ibmsg_t_category_flatten(int cat_index, int kind, int len, int indices[], int *num);
+
+/**
+ * Keep the performance variables of in[0..num_in) whose class is var_class and binding is bind
+ * (IBMSG_T_ANY matches all), in input order, duplicates dropped keeping the first. Up to len
+ * indices are written to out; *num_out is the total. A class or binding that does not exist is
+ * IBMSG_T_ERR_INVALID; an index out of range is IBMSG_T_ERR_INVALID_INDEX.
+ */
+IBMSG_API int ibmsg_t_pvar_filter(int num_in, const int in[], int var_class, int bind, int len,
+                                  int out[], int *num_out);
+
+/**
+ * Start, stop or reset a list of handles of one session as one operation: every handle is
+ * validated first (an invalid one fails the call with nothing changed), then all current values
+ * are taken, then all handles change state, so the whole list shares one instant. Start and stop
+ * skip continuous handles, reset skips read-only ones, as ALL_HANDLES does.
+ */
+IBMSG_API int ibmsg_t_pvar_start_list(ibmsg_t_pvar_session_t session, int num,
+                                      const ibmsg_t_pvar_handle_t handles[]);
+IBMSG_API int ibmsg_t_pvar_stop_list(ibmsg_t_pvar_session_t session, int num,
+                                     const ibmsg_t_pvar_handle_t handles[]);
+IBMSG_API int ibmsg_t_pvar_reset_list(ibmsg_t_pvar_session_t session, int num,
+                                      const ibmsg_t_pvar_handle_t handles[]);
+
+/**
+ * Set control variables from an info object: each key that names a cvar (with or without the
+ * "IBMSG_" prefix, case-insensitive) is parsed by the cvar's datatype (enum values by item name)
+ * and written. Keys that name no cvar are ignored. Returns the first error met; cvars before it
+ * are set.
+ */
+IBMSG_API int ibmsg_t_cvar_set_from_info(ibmsg_info_t info);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
