@@ -32,7 +32,9 @@ extern "C" {
 #endif
 
 /* Handle values pack 8 tag bits, 24 generation bits and 32 slot bits: 64-bit pointers only. */
+#ifndef __cplusplus
 UTIL_STATIC_ASSERT(sizeof(void *) == 8, "tool handles need 64-bit pointers");
+#endif
 
 #define CNT_CHUNK_BITS 8
 #define CNT_CHUNK_SIZE (1u << CNT_CHUNK_BITS)
