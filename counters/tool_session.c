@@ -196,7 +196,8 @@ void cnt_session_free_all(void)
 /* Makes acc and base hold count elements; a smaller old buffer is retired, never freed. */
 static int handle_reserve(cnt_phandle_t *h, int count, size_t elsize)
 {
-    size_t need = 2 * round8((size_t)count * elsize);
+    /* At least one word, so a count of 0 still has a buffer (never a NULL to memcpy). */
+    size_t need = 2 * round8((size_t)count * elsize) + 8;
     if (need <= h->cap) {
         return IBMSG_OK;
     }

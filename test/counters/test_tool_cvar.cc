@@ -6,11 +6,12 @@
 #include <cstring>
 #include <string>
 
-class ToolCvar : public ToolTest {
+class ToolCvar : public ToolTest
+{
   public:
-    int add_cvar(const char *what, ibmsg_t_datatype_t dt, void *ctx, int scope = IBMSG_T_SCOPE_LOCAL,
-                 int count = 1, ibmsg_t_enum_t et = IBMSG_T_ENUM_NULL,
-                 cnt_cvar_write_cb_t write = nullptr)
+    int add_cvar(const char *what, ibmsg_t_datatype_t dt, void *ctx,
+                 int scope = IBMSG_T_SCOPE_LOCAL, int count = 1,
+                 ibmsg_t_enum_t et = IBMSG_T_ENUM_NULL, cnt_cvar_write_cb_t write = nullptr)
     {
         std::string n = tool_unique(what);
         cnt_cvar_desc_t d = {};
@@ -226,8 +227,8 @@ TEST_F(ToolCvar, ScopesAndNotNow)
     int c = 1, r = 2, n = 3, w = 9;
     ibmsg_t_cvar_handle_t hc = handle(add_cvar("const", IBMSG_T_INT, &c, IBMSG_T_SCOPE_CONSTANT));
     ibmsg_t_cvar_handle_t hr = handle(add_cvar("ro", IBMSG_T_INT, &r, IBMSG_T_SCOPE_READONLY));
-    ibmsg_t_cvar_handle_t hn = handle(add_cvar("notnow", IBMSG_T_INT, &n, IBMSG_T_SCOPE_ALL, 1,
-                                               IBMSG_T_ENUM_NULL, refuse_now));
+    ibmsg_t_cvar_handle_t hn = handle(
+        add_cvar("notnow", IBMSG_T_INT, &n, IBMSG_T_SCOPE_ALL, 1, IBMSG_T_ENUM_NULL, refuse_now));
     EXPECT_EQ(ibmsg_t_cvar_write(hc, &w), IBMSG_T_ERR_CVAR_SET_NEVER);
     EXPECT_EQ(ibmsg_t_cvar_write(hr, &w), IBMSG_T_ERR_CVAR_SET_NEVER);
     EXPECT_EQ(ibmsg_t_cvar_write(hn, &w), IBMSG_T_ERR_CVAR_SET_NOT_NOW);

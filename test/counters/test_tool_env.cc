@@ -44,11 +44,9 @@ TEST(ToolEnv, EnvironmentSetsCvarsAtRegistration)
     std::string warnings;
     util_log_sink_cb_t old_sink;
     void *old_arg;
-    util_log_set_sink(
-        [](util_log_level_t, const char *, int, const char *msg, void *arg) {
-            *static_cast<std::string *>(arg) += msg;
-        },
-        &warnings, &old_sink, &old_arg);
+    util_log_set_sink([](util_log_level_t, const char *, int, const char *msg,
+                         void *arg) { *static_cast<std::string *>(arg) += msg; },
+                      &warnings, &old_sink, &old_arg);
 
     int good = 1, bad = 2, cst = 3;
     add("test_env_good", &good, IBMSG_T_SCOPE_LOCAL);

@@ -5,7 +5,8 @@
 #include <cstring>
 #include <string>
 
-class ToolPvar : public ToolTest {
+class ToolPvar : public ToolTest
+{
   public:
     cnt_pvar_desc_t desc(const std::string &name, int var_class = IBMSG_T_PVAR_CLASS_COUNTER,
                          ibmsg_t_datatype_t dt = IBMSG_T_UNSIGNED_LONG_LONG)
@@ -88,8 +89,7 @@ TEST_F(ToolPvar, SameNameIsIdempotentPerClass)
     ASSERT_EQ(cnt_pvar_register(&d, &c), IBMSG_OK);
     EXPECT_NE(a, c);
     int ia, ic;
-    ASSERT_EQ(ibmsg_t_pvar_get_index(n.c_str(), IBMSG_T_PVAR_CLASS_COUNTER, &ia),
-              IBMSG_T_SUCCESS);
+    ASSERT_EQ(ibmsg_t_pvar_get_index(n.c_str(), IBMSG_T_PVAR_CLASS_COUNTER, &ia), IBMSG_T_SUCCESS);
     ASSERT_EQ(ibmsg_t_pvar_get_index(n.c_str(), IBMSG_T_PVAR_CLASS_LEVEL, &ic), IBMSG_T_SUCCESS);
     EXPECT_EQ(ia, a);
     EXPECT_EQ(ic, c);

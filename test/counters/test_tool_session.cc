@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-class ToolSession : public ToolTest {
+class ToolSession : public ToolTest
+{
   public:
     void SetUp() override
     {
@@ -374,8 +375,7 @@ TEST_F(ToolSession, AllHandlesSkipsWhatDoesNotApply)
 
     EXPECT_EQ(ibmsg_t_pvar_read(s, IBMSG_T_PVAR_ALL_HANDLES, &v), IBMSG_T_ERR_INVALID_HANDLE);
     EXPECT_EQ(ibmsg_t_pvar_write(s, IBMSG_T_PVAR_ALL_HANDLES, &v), IBMSG_T_ERR_INVALID_HANDLE);
-    EXPECT_EQ(ibmsg_t_pvar_readreset(s, IBMSG_T_PVAR_ALL_HANDLES, &v),
-              IBMSG_T_ERR_INVALID_HANDLE);
+    EXPECT_EQ(ibmsg_t_pvar_readreset(s, IBMSG_T_PVAR_ALL_HANDLES, &v), IBMSG_T_ERR_INVALID_HANDLE);
     ibmsg_t_pvar_handle_t all = IBMSG_T_PVAR_ALL_HANDLES;
     EXPECT_EQ(ibmsg_t_pvar_handle_free(s, &all), IBMSG_T_ERR_INVALID_HANDLE);
 }
@@ -504,8 +504,7 @@ TEST_F(ToolSession, BindingDereferencesTheObjectHandle)
     EXPECT_EQ(read<unsigned long long>(h1), 11u);
     EXPECT_EQ(read<unsigned long long>(h2), 22u);
     EXPECT_EQ(ibmsg_t_pvar_handle_alloc(s, p, nullptr, &h, &count), IBMSG_T_ERR_INVALID_HANDLE);
-    EXPECT_EQ(ibmsg_t_pvar_handle_alloc(s, p, &null_obj, &h, &count),
-              IBMSG_T_ERR_INVALID_HANDLE);
+    EXPECT_EQ(ibmsg_t_pvar_handle_alloc(s, p, &null_obj, &h, &count), IBMSG_T_ERR_INVALID_HANDLE);
     EXPECT_EQ(ibmsg_t_pvar_handle_alloc(s, p, &ob, &h, &count), IBMSG_T_ERR_INVALID_HANDLE);
 }
 
@@ -528,10 +527,9 @@ TEST_F(ToolSession, StaleAndForgedHandlesAreErrorsNotCrashes)
     EXPECT_NE(h2, IBMSG_T_PVAR_HANDLE_NULL);
     EXPECT_NE(h2, IBMSG_T_PVAR_ALL_HANDLES);
 
-    ibmsg_t_pvar_handle_t forged[] = {IBMSG_T_PVAR_HANDLE_NULL,
-                                      (ibmsg_t_pvar_handle_t)(uintptr_t)0xdeadbeef,
-                                      (ibmsg_t_pvar_handle_t)(uintptr_t)s,
-                                      (ibmsg_t_pvar_handle_t)~(uintptr_t)0};
+    ibmsg_t_pvar_handle_t forged[] = {
+        IBMSG_T_PVAR_HANDLE_NULL, (ibmsg_t_pvar_handle_t)(uintptr_t)0xdeadbeef,
+        (ibmsg_t_pvar_handle_t)(uintptr_t)s, (ibmsg_t_pvar_handle_t) ~(uintptr_t)0};
     for (ibmsg_t_pvar_handle_t f : forged) {
         EXPECT_EQ(ibmsg_t_pvar_read(s, f, &v), IBMSG_T_ERR_INVALID_HANDLE);
         EXPECT_EQ(ibmsg_t_pvar_stop(s, f), IBMSG_T_ERR_INVALID_HANDLE);
@@ -542,8 +540,7 @@ TEST_F(ToolSession, StaleAndForgedHandlesAreErrorsNotCrashes)
 
     ibmsg_t_pvar_session_t bad = (ibmsg_t_pvar_session_t)(uintptr_t)h2;
     EXPECT_EQ(ibmsg_t_pvar_read(bad, h2, &v), IBMSG_T_ERR_INVALID_SESSION);
-    EXPECT_EQ(ibmsg_t_pvar_handle_alloc(bad, p, nullptr, &h, &count),
-              IBMSG_T_ERR_INVALID_SESSION);
+    EXPECT_EQ(ibmsg_t_pvar_handle_alloc(bad, p, nullptr, &h, &count), IBMSG_T_ERR_INVALID_SESSION);
     EXPECT_EQ(ibmsg_t_pvar_session_free(&bad), IBMSG_T_ERR_INVALID_SESSION);
     ibmsg_t_pvar_session_t old = s;
     ASSERT_EQ(ibmsg_t_pvar_session_free(&s), IBMSG_T_SUCCESS); /* frees h2 too */
@@ -590,4 +587,40 @@ TEST_F(ToolSession, CapsGiveOutOfSessionsAndHandles)
     EXPECT_EQ(ibmsg_t_pvar_handle_alloc(s, p, nullptr, &h3, &count), IBMSG_T_SUCCESS);
     cnt_tool_test_set_limits(0, 0);
     EXPECT_EQ(ibmsg_t_pvar_session_free(&s2), IBMSG_T_SUCCESS);
+}
+
+/* A notify callback may register variables and categories: the lock is recursive. */
+static int registering_notify(cnt_notify_event_t ev, void *, int *count, void *ctx)
+{
+    if (ev == CNT_NOTIFY_BIND) {
+        const std::string *base = static_cast<const std::string *>(ctx);
+        std::string cat_name = *base + "_cat";
+        int index;
+        if (cnt_category_register(cat_name.c_str(), nullptr, nullptr, &index) != IBMSG_OK) {
+            return IBMSG_T_ERR_INVALID;
+        }
+        *count = 0; /* this object has no elements */
+    }
+    return IBMSG_OK;
+}
+
+TEST_F(ToolSession, NotifyMayRegisterAndCountMayBeZero)
+{
+    std::string name = tool_unique("reentrant");
+    cnt_pvar_desc_t d = {};
+    d.name = name.c_str();
+    d.var_class = IBMSG_T_PVAR_CLASS_COUNTER;
+    d.datatype = IBMSG_T_UNSIGNED_LONG_LONG;
+    d.verbosity = IBMSG_T_VERBOSITY_USER_BASIC;
+    d.notify = registering_notify;
+    d.ctx = &name;
+    int p, index;
+    ASSERT_EQ(cnt_pvar_register(&d, &p), IBMSG_OK);
+    ibmsg_t_pvar_handle_t h = alloc(p, 0);
+    ASSERT_EQ(ibmsg_t_category_get_index((name + "_cat").c_str(), &index), IBMSG_T_SUCCESS);
+    unsigned long long v = 5;
+    ASSERT_EQ(ibmsg_t_pvar_start(s, h), IBMSG_T_SUCCESS);
+    ASSERT_EQ(ibmsg_t_pvar_read(s, h, &v), IBMSG_T_SUCCESS);
+    EXPECT_EQ(v, 5u); /* nothing written for zero elements */
+    ASSERT_EQ(ibmsg_t_pvar_session_free(&s), IBMSG_T_SUCCESS);
 }

@@ -67,7 +67,8 @@ TEST_F(ToolVars, SessionAndHandlePvarsCountExactly)
 {
     ibmsg_t_pvar_session_t s, extra[3];
     ASSERT_EQ(ibmsg_t_pvar_session_create(&s), IBMSG_T_SUCCESS);
-    unsigned long long base_sessions = read_pvar(s, "tool_sessions_alive", IBMSG_T_PVAR_CLASS_LEVEL);
+    unsigned long long base_sessions =
+        read_pvar(s, "tool_sessions_alive", IBMSG_T_PVAR_CLASS_LEVEL);
     for (auto &e : extra) {
         ASSERT_EQ(ibmsg_t_pvar_session_create(&e), IBMSG_T_SUCCESS);
     }
@@ -105,17 +106,17 @@ TEST_F(ToolVars, TheTreeIsLive)
     ASSERT_EQ(ibmsg_t_category_get_index("ibmsg", &ibmsg), IBMSG_T_SUCCESS);
     ASSERT_EQ(ibmsg_t_category_get_index("tool", &tool), IBMSG_T_SUCCESS);
     ASSERT_EQ(ibmsg_t_category_get_index("util", &util), IBMSG_T_SUCCESS);
-    ASSERT_EQ(ibmsg_t_category_get_info(ibmsg, nullptr, nullptr, nullptr, nullptr, nullptr,
-                                        nullptr, &nsub),
+    ASSERT_EQ(ibmsg_t_category_get_info(ibmsg, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                        &nsub),
               IBMSG_T_SUCCESS);
     EXPECT_GE(nsub, 2);
     int subs[8];
     ASSERT_EQ(ibmsg_t_category_get_categories(ibmsg, 2, subs), IBMSG_T_SUCCESS);
     EXPECT_EQ(subs[0], tool);
     EXPECT_EQ(subs[1], util);
-    ASSERT_EQ(ibmsg_t_category_get_info(tool, nullptr, nullptr, nullptr, nullptr, &nc, &np,
-                                        nullptr),
-              IBMSG_T_SUCCESS);
+    ASSERT_EQ(
+        ibmsg_t_category_get_info(tool, nullptr, nullptr, nullptr, nullptr, &nc, &np, nullptr),
+        IBMSG_T_SUCCESS);
     EXPECT_EQ(nc, 0);
     EXPECT_EQ(np, 5);
     int pv[5];
@@ -132,8 +133,8 @@ TEST_F(ToolVars, TheTreeIsLive)
         EXPECT_EQ(cont, i < 4);
         EXPECT_EQ(ro, i < 4);
     }
-    ASSERT_EQ(ibmsg_t_category_get_info(util, nullptr, nullptr, nullptr, nullptr, &nc, nullptr,
-                                        nullptr),
-              IBMSG_T_SUCCESS);
+    ASSERT_EQ(
+        ibmsg_t_category_get_info(util, nullptr, nullptr, nullptr, nullptr, &nc, nullptr, nullptr),
+        IBMSG_T_SUCCESS);
     EXPECT_EQ(nc, 1);
 }

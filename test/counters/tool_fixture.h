@@ -10,14 +10,36 @@
 
 #include <string>
 
-/* The registry is process-global and its indices are forever: names carry the test's name. */
+/* Counts tests started in this process, so a repeated test (--gtest_repeat) gets fresh names. */
+class ToolRunCounter : public ::testing::EmptyTestEventListener
+{
+  public:
+    static int &runs()
+    {
+        static int n = 0;
+        return n;
+    }
+    void OnTestStart(const ::testing::TestInfo &) override
+    {
+        runs()++;
+    }
+};
+inline const int tool_run_counter_installed =
+    (::testing::UnitTest::GetInstance()->listeners().Append(new ToolRunCounter), 0);
+
+/*
+ * The registry is process-global and its indices are forever: names carry the test's name and
+ * its run number in this process.
+ */
 inline std::string tool_unique(const char *what)
 {
     const ::testing::TestInfo *t = ::testing::UnitTest::GetInstance()->current_test_info();
-    return std::string("test_") + t->test_suite_name() + "_" + t->name() + "_" + what;
+    return std::string("test_") + t->test_suite_name() + "_" + t->name() + "_" +
+           std::to_string(ToolRunCounter::runs()) + "_" + what;
 }
 
-class ToolTest : public ::testing::Test {
+class ToolTest : public ::testing::Test
+{
   public:
     void SetUp() override
     {

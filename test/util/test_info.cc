@@ -6,7 +6,8 @@
 #include <cstring>
 #include <string>
 
-class Info : public ::testing::Test {
+class Info : public ::testing::Test
+{
   protected:
     void SetUp() override
     {
