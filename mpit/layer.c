@@ -40,6 +40,7 @@ int PMPI_T_init_thread(int required, int *provided)
         if (rc != MPI_SUCCESS) {
             goto out_unlock; /* the MPI's error, unchanged */
         }
+        mpit_all_handles_adopt(); /* after the MPI's init, which may set up its object */
     }
     int ib_rc = ibmsg_t_init_thread(mpit_map_thread_level_to_ibmsg(required), &ib_provided);
     if (ib_rc != IBMSG_OK) {

@@ -142,4 +142,7 @@ int mpit_ib_name_out(mpit_kind_t kind, int native, char *name, int *name_len);
 /** The native ibmsg index of a view name of kind, or -1 (lock held); var_class for pvars. */
 int mpit_ib_index(mpit_kind_t kind, const char *view_name, int ib_class);
 
+/** MPICH: make our MPI_T_PVAR_ALL_HANDLES object look like libmpich's (see all_handles.c). */
+void mpit_all_handles_adopt(void);
+
 #endif
