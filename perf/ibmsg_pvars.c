@@ -1035,14 +1035,21 @@ static int pvars_parse(int argc, char **argv, pvars_state_t *st)
         case 'h':
             pvars_usage(stdout);
             return 0;
-        default:
-            if (optopt != 0) {
-                fprintf(stderr, "ibmsg_pvars: unknown option '-%c'\n", optopt);
+        default: {
+            const char *word = argv[optind - 1];
+
+            /* optopt: 0 for an unknown long option, else the option (short, or long with an
+             * argument it does not take, which only "--name=value" can give). */
+            if (optopt != 0 && strncmp(word, "--", 2) == 0 && strchr(word, '=') != NULL) {
+                fprintf(stderr, "ibmsg_pvars: option '%s' takes no argument\n", word);
+            } else if (optopt == 0) {
+                fprintf(stderr, "ibmsg_pvars: unknown option '%s'\n", word);
             } else {
-                fprintf(stderr, "ibmsg_pvars: unknown option '%s'\n", argv[optind - 1]);
+                fprintf(stderr, "ibmsg_pvars: unknown option '-%c'\n", optopt);
             }
             pvars_usage(stderr);
             return 2;
+        }
         }
     }
     if (optind < argc) {
