@@ -11,6 +11,11 @@
 #include "util/log.h"
 #include "verbs/verbs_priv.h"
 
+UTIL_STATIC_ASSERT((int)VERBS_WC_SUCCESS == (int)IBV_WC_SUCCESS &&
+                       (int)VERBS_WC_FLUSH == (int)IBV_WC_WR_FLUSH_ERR &&
+                       (int)VERBS_WC_RNR_RETRY_EXC == (int)IBV_WC_RNR_RETRY_EXC_ERR,
+                   "completion statuses match libibverbs");
+
 int verbs_cq_create(verbs_dev_t *dev, int cqe, verbs_cq_t **cq_p)
 {
     verbs_cq_t *cq;

@@ -23,6 +23,13 @@ typedef struct verbs_wc {
     int status; /* 0: success; else the verbs completion status, see verbs_wc_status_string */
 } verbs_wc_t;
 
+/* Completion statuses the layers above tell apart (the values of enum ibv_wc_status). */
+enum {
+    VERBS_WC_SUCCESS = 0,
+    VERBS_WC_FLUSH = 5,          /* flushed: the QP went to the error state */
+    VERBS_WC_RNR_RETRY_EXC = 13, /* the peer had no receive posted, retries exhausted */
+};
+
 /** Create a CQ of at least cqe entries. Returns IBMSG_OK or an error (logged). */
 int verbs_cq_create(verbs_dev_t *dev, int cqe, verbs_cq_t **cq_p);
 

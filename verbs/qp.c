@@ -60,6 +60,16 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     init.cap.max_recv_sge = 1;
     init.cap.max_inline_data = params->max_inline;
     qp->qp = ibv_create_qp(dev->pd, &init);
+    /* max_inline is a wish: devices refuse more than they support, so ask for less until one
+     * fits (rxe: 512 bytes). */
+    while (qp->qp == NULL && errno == EINVAL && init.cap.max_inline_data > 0) {
+        init.cap.max_inline_data /= 2;
+        init.cap.max_send_wr = params->sq_depth;
+        init.cap.max_recv_wr = params->rq_depth;
+        init.cap.max_send_sge = 2;
+        init.cap.max_recv_sge = 1;
+        qp->qp = ibv_create_qp(dev->pd, &init);
+    }
     if (qp->qp == NULL) {
         status = verbs_errno_status(errno);
         util_error("%s: ibv_create_qp(sq %u, rq %u, inline %u) failed: %s", dev->info.name,
