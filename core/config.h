@@ -42,12 +42,20 @@ typedef struct core_config {
 #undef CORE_CONFIG_FIELD
 } core_config_t;
 
+/** Register the control variables (once; every context creation does it too). */
+void core_config_init(void);
+
 /**
  * The settings for a new context: the control variables' current values, then info's hints
  * (IBMSG_INFO_NULL: none). A hint out of range is IBMSG_ERR_OUT_OF_RANGE, one of the wrong type
- * IBMSG_ERR_WRONG_TYPE (integers may also be given as decimal strings); both are logged.
+ * IBMSG_ERR_WRONG_TYPE (integers may also be given as decimal strings); both are logged. On
+ * success a context now exists: control variable writes give SET_NOT_NOW until
+ * core_config_release.
  */
-int core_config_load(ibmsg_info_t info, core_config_t *cfg);
+int core_config_acquire(ibmsg_info_t info, core_config_t *cfg);
+
+/** A context is gone (pairs with a successful core_config_acquire). */
+void core_config_release(void);
 
 /** Whether value is in the range of the integer setting called name (for the cvar writes). */
 int core_config_check(const char *name, int64_t value);

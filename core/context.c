@@ -25,16 +25,17 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
         return IBMSG_ERR_NO_MEMORY;
     }
     memset(ctx, 0, sizeof(*ctx));
-    status = core_config_load(info, &ctx->cfg);
+    status = core_config_acquire(info, &ctx->cfg);
+    core_counters_init();
     if (status != IBMSG_OK) {
-        goto err_free;
+        goto err_free_ctx;
     }
     dp.name = ctx->cfg.device[0] != '\0' ? ctx->cfg.device : NULL;
     dp.port = (int)ctx->cfg.port;
     dp.gid_index = (int)ctx->cfg.gid_index;
     status = verbs_dev_open(&dp, &ctx->dev);
     if (status != IBMSG_OK) {
-        goto err_free;
+        goto err_release_config;
     }
     status = verbs_cq_create(ctx->dev, (int)ctx->cfg.cq_size, &ctx->scq);
     if (status != IBMSG_OK) {
@@ -70,7 +71,9 @@ err_destroy_scq:
     verbs_cq_destroy(ctx->scq);
 err_close_dev:
     verbs_dev_close(ctx->dev);
-err_free:
+err_release_config:
+    core_config_release();
+err_free_ctx:
     free(ctx);
     return status;
 }
@@ -97,6 +100,7 @@ int ibmsg_context_destroy(ibmsg_context_t ctx)
     }
     verbs_dev_close(ctx->dev);
     free(ctx);
+    core_config_release();
     return IBMSG_OK;
 }
 

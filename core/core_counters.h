@@ -87,6 +87,12 @@ static inline uint64_t core_count_get(const core_counters_t *c, core_counter_id_
 /** The counter's variable name (for registration and tests). */
 const char *core_counter_name(core_counter_id_t id);
 
+/**
+ * Register every counter as a performance variable bound to a context (once; after the
+ * categories of core_config_init exist).
+ */
+void core_counters_init(void);
+
 #ifdef __cplusplus
 }
 #endif

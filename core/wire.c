@@ -1,6 +1,8 @@
 /* Names of wire-header check results. */
 #include "core/wire.h"
 
+UTIL_STATIC_ASSERT(sizeof(core_wire_hdr_t) == 24, "the wire header is 24 bytes");
+
 const char *core_wire_check_string(core_wire_check_t check)
 {
     static const char *const names[CORE_WIRE_CHECK_LAST] = {

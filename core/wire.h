@@ -40,8 +40,6 @@ typedef struct core_wire_hdr {
     uint32_t reserved;
 } core_wire_hdr_t;
 
-UTIL_STATIC_ASSERT(sizeof(core_wire_hdr_t) == 24, "the wire header is 24 bytes");
-
 /* Why a header was rejected. */
 typedef enum core_wire_check {
     CORE_WIRE_OK = 0,
