@@ -15,10 +15,10 @@
 #include "ibmsg/ibmsg.h"
 #include "ibmsg/tool.h"
 
-namespace {
+namespace
+{
 
-constexpr const char *kSkip =
-    "no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma";
+constexpr const char *kSkip = "no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma";
 
 uint8_t pattern(uint64_t seed, size_t i)
 {
@@ -97,7 +97,10 @@ struct MsgTest : ::testing::Test {
             EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
         }
     }
-    uint64_t cnt(core_counter_id_t id) const { return core_count_get(&ctx->cnt, id); }
+    uint64_t cnt(core_counter_id_t id) const
+    {
+        return core_count_get(&ctx->cnt, id);
+    }
 
     // Send from -> to and receive it there with an exact tag; check every byte.
     void transfer(ibmsg_ep_t from, ibmsg_ep_t to, size_t len, uint64_t tag)
@@ -122,12 +125,12 @@ struct MsgTest : ::testing::Test {
     }
 };
 
-}  // namespace
+} // namespace
 
 TEST_F(MsgTest, PingPongEverySizeCountsExactly)
 {
-    std::vector<size_t> sizes = {0, 1, 7, 8, 63, 64, 100, 175, 176, 177, 200, 201,
-                                 1000, 1024, 4095, 4096, 4097, limit - 1, limit};
+    std::vector<size_t> sizes = {0,   1,   7,    8,    63,   64,   100,  175,       176,  177,
+                                 200, 201, 1000, 1024, 4095, 4096, 4097, limit - 1, limit};
     uint64_t bytes = 0, tag = 1;
     for (size_t s : sizes) {
         transfer(a, b, s, tag++);
@@ -163,7 +166,7 @@ TEST_F(MsgTest, AboveEagerLimitIsAnExplicitError)
 TEST_F(MsgTest, StreamingBeyondCreditsNeverRnr)
 {
     const int n = 2000;
-    const size_t len = 300;  // above the inline limit: bounce buffers
+    const size_t len = 300; // above the inline limit: bounce buffers
     std::vector<std::vector<uint8_t>> in(n, std::vector<uint8_t>(len));
     std::vector<std::vector<uint8_t>> out(n);
     std::vector<ibmsg_request_t> rreq(n), sreq(n);
@@ -205,9 +208,9 @@ TEST_F(MsgTest, UnexpectedThenWildcardInArrivalOrder)
     for (int i = 0; i < n; i++) {
         std::vector<uint8_t> in(160);
         ibmsg_tag_status_t st{};
-        ASSERT_EQ(ibmsg_tag_recv(ctx, IBMSG_EP_NULL, in.data(), in.size(), 0,
-                                 IBMSG_TAG_MASK_ANY, &st),
-                  IBMSG_OK);
+        ASSERT_EQ(
+            ibmsg_tag_recv(ctx, IBMSG_EP_NULL, in.data(), in.size(), 0, IBMSG_TAG_MASK_ANY, &st),
+            IBMSG_OK);
         EXPECT_EQ(st.tag, uint64_t(100 + i));
         EXPECT_EQ(st.source, b);
         ASSERT_EQ(st.length, size_t(16 * i));
@@ -303,7 +306,7 @@ TEST_F(MsgTest, SeveralEndpointsAnySource)
     for (int i = 0; i < 3; i++) {
         uint64_t v = 99;
         ibmsg_tag_status_t st{};
-        ibmsg_ep_t from = i == 0 ? d : IBMSG_EP_NULL;  // d's message first, by endpoint
+        ibmsg_ep_t from = i == 0 ? d : IBMSG_EP_NULL; // d's message first, by endpoint
         ASSERT_EQ(ibmsg_tag_recv(ctx, from, &v, 8, 50, IBMSG_TAG_MASK_EXACT, &st), IBMSG_OK);
         if (i == 0) {
             EXPECT_EQ(v, 1u);
@@ -315,7 +318,7 @@ TEST_F(MsgTest, SeveralEndpointsAnySource)
     }
     EXPECT_EQ(ibmsg_ep_destroy(c), IBMSG_OK);
     EXPECT_EQ(ibmsg_ep_destroy(d), IBMSG_OK);
-    transfer(a, b, 64, 3);  // the others are unaffected
+    transfer(a, b, 64, 3); // the others are unaffected
 }
 
 TEST_F(MsgTest, MalformedBlobsAreErrors)
@@ -416,8 +419,8 @@ TEST(MsgTwoProcesses, PingPongAndStreaming)
         for (size_t s : sizes) {
             for (int i = 0; i < iters; i++) {
                 ibmsg_tag_status_t st;
-                if (ibmsg_tag_recv(ctx, ep, buf.data(), buf.size(), 0, IBMSG_TAG_MASK_ANY,
-                                   &st) != IBMSG_OK ||
+                if (ibmsg_tag_recv(ctx, ep, buf.data(), buf.size(), 0, IBMSG_TAG_MASK_ANY, &st) !=
+                        IBMSG_OK ||
                     st.length != s || ibmsg_tag_send(ep, buf.data(), s, st.tag) != IBMSG_OK) {
                     _exit(11);
                 }
@@ -460,9 +463,9 @@ TEST(MsgTwoProcesses, PingPongAndStreaming)
             ibmsg_tag_status_t st{};
             auto t0 = std::chrono::steady_clock::now();
             ASSERT_EQ(ibmsg_tag_send(ep, out.data(), s, 1000 + i), IBMSG_OK);
-            ASSERT_EQ(ibmsg_tag_recv(ctx, ep, in.data(), in.size(), 1000 + i,
-                                     IBMSG_TAG_MASK_EXACT, &st),
-                      IBMSG_OK);
+            ASSERT_EQ(
+                ibmsg_tag_recv(ctx, ep, in.data(), in.size(), 1000 + i, IBMSG_TAG_MASK_EXACT, &st),
+                IBMSG_OK);
             auto t1 = std::chrono::steady_clock::now();
             us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 2);
             ASSERT_EQ(st.length, s);
@@ -490,8 +493,7 @@ TEST(MsgTwoProcesses, PingPongAndStreaming)
     ASSERT_EQ(ibmsg_tag_recv(ctx, ep, &done, 8, 8, IBMSG_TAG_MASK_EXACT, nullptr), IBMSG_OK);
     auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_EQ(done, uint64_t(stream));
-    printf("streaming 8 B: %d messages in %.3f s: %.0f messages/s\n", stream, secs,
-           stream / secs);
+    printf("streaming 8 B: %d messages in %.3f s: %.0f messages/s\n", stream, secs, stream / secs);
     ASSERT_EQ(ibmsg_tag_send(ep, nullptr, 0, 9), IBMSG_OK);
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
