@@ -7,12 +7,17 @@ function(ibmsg_target_warnings target)
     $<$<COMPILE_LANGUAGE:C>:-Wstrict-prototypes -Wmissing-prototypes>)
 endfunction()
 
-# AddressSanitizer + UBSan when IBMSG_SANITIZE is on; UB aborts so tests see it.
+# AddressSanitizer + UBSan when IBMSG_SANITIZE is on (UB aborts so tests see it); ThreadSanitizer
+# when IBMSG_SANITIZE_THREAD is on. The two cannot be combined.
 function(ibmsg_target_sanitizers target)
   if(IBMSG_SANITIZE)
     target_compile_options(${target} PRIVATE -fsanitize=address,undefined
                                              -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
     target_link_options(${target} PUBLIC -fsanitize=address,undefined)
+  endif()
+  if(IBMSG_SANITIZE_THREAD)
+    target_compile_options(${target} PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
+    target_link_options(${target} PUBLIC -fsanitize=thread)
   endif()
 endfunction()
 
