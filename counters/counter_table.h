@@ -22,12 +22,12 @@
 
 /* CNT_CATEGORY_TABLE(X): X(name, parent, description); parents come before their children. */
 #define CNT_CATEGORY_TABLE(X)                                                                    \
-    X("ibmsg", NULL, "All variables of ibmsg")                                                   \
+    X("ibmsg", NULL, "Everything ibmsg exports")                                                 \
     X("core", "ibmsg", "The messaging core: protocols, matching, progress")                      \
     X("eager", "core", "The eager protocol: messages copied through bounce buffers or inline")   \
     X("matching", "core", "Tag matching: posted receives and unexpected messages")               \
     X("verbs", "ibmsg", "The verbs layer: completion queues, work requests, registered buffers") \
-    X("tool", "ibmsg", "The tool information interface itself")
+    X("tool", "ibmsg", "The tool information interface itself: sessions and handles")
 
 /* clang-format off */
 #define CNT_COUNTER_TABLE(X)                                                                       \
@@ -69,12 +69,12 @@
     X(VERBS_BUF_POOL_IN_USE, "verbs_buf_pool_in_use", LEVEL_WM, CONTEXT, TUNER_BASIC, "verbs",     \
       "Registered bounce buffers taken from the pool")                                             \
     /* the tool interface itself (per thread) */                                                   \
-    X(TOOL_PVAR_HANDLES_ALLOCATED, "tool_pvar_handles_allocated", COUNTER, THREAD, TUNER_DETAIL,   \
-      "tool", "Performance variable handles allocated")                                            \
-    X(TOOL_PVAR_HANDLES, "tool_pvar_handles", LEVEL_WM, THREAD, TUNER_DETAIL, "tool",              \
-      "Performance variable handles alive")                                                        \
-    X(TOOL_PVAR_SESSIONS, "tool_pvar_sessions", LEVEL_WM, THREAD, TUNER_DETAIL, "tool",            \
-      "Performance variable sessions alive")                                                       \
+    X(TOOL_HANDLE_ALLOCS, "tool_handle_allocs", COUNTER, THREAD, TUNER_DETAIL, "tool",             \
+      "Performance variable handles allocated")                                                    \
+    X(TOOL_HANDLES_ALIVE, "tool_handles_alive", LEVEL_WM, THREAD, TUNER_DETAIL, "tool",            \
+      "Performance variable handles that exist now")                                               \
+    X(TOOL_SESSIONS_ALIVE, "tool_sessions_alive", LEVEL_WM, THREAD, TUNER_DETAIL, "tool",          \
+      "Performance variable sessions that exist now")                                              \
     X(TOOL_PVAR_READ_TIME, "tool_pvar_read_time", TIMER, THREAD, TUNER_DETAIL, "tool",             \
       "Time spent in ibmsg_t_pvar_read, in nanoseconds (counted while a handle runs)")
 /* clang-format on */

@@ -52,7 +52,7 @@ static struct cnt_arena {
 
 static pthread_once_t cnt_setup_once = PTHREAD_ONCE_INIT;
 static pthread_key_t cnt_thread_key;
-static int cnt_numa; /* libnuma usable */
+static int cnt_numa UTIL_UNUSED; /* libnuma usable (set only with IBMSG_HAVE_NUMA) */
 
 /* For threads whose shard could not be allocated: shared, so updates may be lost. */
 static cnt_shard_t cnt_emergency_shard;

@@ -335,7 +335,7 @@ TEST(ShardWatermark, SumOfShardsIsTheDocumentedBound)
 // leave their levels and (this epoch) their marks in the sum.
 TEST(ShardWatermark, ThreadsThatExit)
 {
-    const cnt_id_t id = CNT_TOOL_PVAR_SESSIONS;
+    const cnt_id_t id = CNT_TOOL_SESSIONS_ALIVE;
     cnt_wm_start(id);
     int64_t base = level(nullptr, id), base_high = level(nullptr, id, CNT_READ_HIGH);
     EXPECT_EQ(base_high, base);
