@@ -153,6 +153,10 @@ static void cnt_shard_var_register(cnt_id_t id, const char *name, int kind, int 
         break;
     }
 
+    /* A per-object view is one step more detailed (USER_BASIC -> USER_DETAIL), never past ALL. */
+    if (bind != IBMSG_T_BIND_NO_OBJECT && (verbosity - IBMSG_T_VERBOSITY_USER_BASIC) % 3 != 2) {
+        verbosity++;
+    }
     cnt_pvar_desc_t d = {
         .name = full_name,
         .var_class = var_class,
@@ -160,7 +164,7 @@ static void cnt_shard_var_register(cnt_id_t id, const char *name, int kind, int 
                         ? IBMSG_T_UNSIGNED_LONG_LONG
                         : IBMSG_T_COUNT,
         .enumtype = IBMSG_T_ENUM_NULL,
-        .verbosity = bind == IBMSG_T_BIND_NO_OBJECT ? verbosity : verbosity + 1,
+        .verbosity = verbosity,
         .bind = bind,
         .flags = flags,
         .category = category,
