@@ -16,7 +16,10 @@ function(ibmsg_target_sanitizers target)
     target_link_options(${target} PUBLIC -fsanitize=address,undefined)
   endif()
   if(IBMSG_SANITIZE_THREAD)
-    target_compile_options(${target} PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
+    # GCC cannot instrument atomic_thread_fence (-Wtsan): code with fences compiles, but TSan
+    # does not see the ordering they give (counters/shard.c is fence-free for that reason).
+    target_compile_options(${target} PRIVATE -fsanitize=thread -fno-omit-frame-pointer
+                                             $<$<C_COMPILER_ID:GNU>:-Wno-tsan>)
     target_link_options(${target} PUBLIC -fsanitize=thread)
   endif()
 endfunction()

@@ -86,7 +86,7 @@ TEST_F(ShardVars, EveryTableEntryIsRegistered)
     int checked = 0;
     auto check = [&](const std::string &name, int bind, const std::string &category,
                      const std::vector<expect> &classes) {
-        for (int b : {IBMSG_T_BIND_NO_OBJECT, bind}) {
+        for (int b : {(int)IBMSG_T_BIND_NO_OBJECT, bind}) {
             const char *sfx = b == IBMSG_T_BIND_THREAD     ? "_thread"
                               : b == IBMSG_T_BIND_ENDPOINT ? "_ep"
                               : b == IBMSG_T_BIND_CONTEXT  ? "_ctx"
