@@ -14,9 +14,11 @@
 #include <thread>
 #include <vector>
 
-namespace {
+namespace
+{
 
-class ShardVars : public ::testing::Test {
+class ShardVars : public ::testing::Test
+{
   protected:
     void SetUp() override
     {
@@ -33,8 +35,7 @@ class ShardVars : public ::testing::Test {
     static int index_of(const std::string &name, int var_class)
     {
         int index = -1;
-        EXPECT_EQ(ibmsg_t_pvar_get_index(name.c_str(), var_class, &index), IBMSG_T_SUCCESS)
-            << name;
+        EXPECT_EQ(ibmsg_t_pvar_get_index(name.c_str(), var_class, &index), IBMSG_T_SUCCESS) << name;
         return index;
     }
 
@@ -120,12 +121,30 @@ TEST_F(ShardVars, EveryTableEntryIsRegistered)
         }
     };
     const ibmsg_t_datatype_t ull = IBMSG_T_UNSIGNED_LONG_LONG, ll = IBMSG_T_COUNT;
-#define CHECK_KIND_COUNTER {{"", COUNTER, ull, 0, 0, 1}}
-#define CHECK_KIND_TIMER   {{"", TIMER, ull, 0, 0, 1}}
-#define CHECK_KIND_LEVEL   {{"", LEVEL, ll, 1, 1, 0}}
-#define CHECK_KIND_LEVEL_WM                                                                    \
-    {                                                                                          \
-        {"", LEVEL, ll, 1, 1, 0}, {"_hwm", HWM, ll, 1, 0, 0}, { "_lwm", LWM, ll, 1, 0, 0 } \
+#define CHECK_KIND_COUNTER            \
+    {                                 \
+        {                             \
+            "", COUNTER, ull, 0, 0, 1 \
+        }                             \
+    }
+#define CHECK_KIND_TIMER            \
+    {                               \
+        {                           \
+            "", TIMER, ull, 0, 0, 1 \
+        }                           \
+    }
+#define CHECK_KIND_LEVEL           \
+    {                              \
+        {                          \
+            "", LEVEL, ll, 1, 1, 0 \
+        }                          \
+    }
+#define CHECK_KIND_LEVEL_WM                                   \
+    {                                                         \
+        {"", LEVEL, ll, 1, 1, 0}, {"_hwm", HWM, ll, 1, 0, 0}, \
+        {                                                     \
+            "_lwm", LWM, ll, 1, 0, 0                          \
+        }                                                     \
     }
 #define CHECK_ENTRY(id, name, kind, owner, verbosity, category, desc) \
     check(name, IBMSG_T_BIND_##owner, category, CHECK_KIND_##kind);
@@ -309,8 +328,8 @@ TEST_F(ShardVars, BoundToAThread)
     int junk = 0, count = 0;
     void *bogus = &junk;
     ibmsg_t_pvar_handle_t bad;
-    EXPECT_EQ(ibmsg_t_pvar_handle_alloc(s_, index_of("tool_handle_allocs_thread", COUNTER),
-                                        &bogus, &bad, &count),
+    EXPECT_EQ(ibmsg_t_pvar_handle_alloc(s_, index_of("tool_handle_allocs_thread", COUNTER), &bogus,
+                                        &bad, &count),
               IBMSG_T_ERR_INVALID_HANDLE);
 }
 
@@ -372,9 +391,9 @@ TEST_F(ShardVars, WatermarkHandles)
     EXPECT_EQ(read_level(s_, ha), 3);
     EXPECT_EQ(read_level(s_, la), 3);
     EXPECT_EQ(read_level(s_, hall), base);
-    cnt_level_add(a, id, 4); // a: 7
+    cnt_level_add(a, id, 4);  // a: 7
     cnt_level_add(a, id, -6); // a: 1
-    cnt_level_add(b, id, 6); // b: 6 while a is 1: true max of the sum is base - 3 + 7
+    cnt_level_add(b, id, 6);  // b: 6 while a is 1: true max of the sum is base - 3 + 7
     cnt_level_add(b, id, -6);
     EXPECT_EQ(read_level(s_, ha), 7);
     EXPECT_EQ(read_level(s_, la), 1);
