@@ -52,7 +52,9 @@ static struct cnt_arena {
 
 static pthread_once_t cnt_setup_once = PTHREAD_ONCE_INIT;
 static pthread_key_t cnt_thread_key;
-static int cnt_numa UTIL_UNUSED; /* libnuma usable (set only with IBMSG_HAVE_NUMA) */
+static int cnt_numa UTIL_UNUSED;      /* libnuma usable (set only with IBMSG_HAVE_NUMA) */
+static int *cnt_cpu_node UTIL_UNUSED; /* [cpu]: its NUMA node, filled once at setup */
+static int cnt_num_cpus UTIL_UNUSED;
 
 /* For threads whose shard could not be allocated: shared, so updates may be lost. */
 static cnt_shard_t cnt_emergency_shard;
@@ -129,6 +131,19 @@ static void cnt_do_setup(void)
     cnt_numa = numa_available() >= 0;
     if (!cnt_numa) {
         util_debug("numa_available() < 0: counter shards are not placed by node");
+    } else {
+        /*
+         * The CPU -> node map, once: libnuma fills its own cache lazily and without a lock, so
+         * two threads asking numa_node_of_cpu() for the first time race inside libnuma.
+         */
+        int cpus = numa_num_configured_cpus();
+        cnt_cpu_node = cpus > 0 ? malloc((size_t)cpus * sizeof(*cnt_cpu_node)) : NULL;
+        if (cnt_cpu_node != NULL) {
+            for (int cpu = 0; cpu < cpus; cpu++) {
+                cnt_cpu_node[cpu] = numa_node_of_cpu(cpu);
+            }
+            cnt_num_cpus = cpus;
+        }
     }
 #endif
     cnt_tick_setup();
@@ -145,7 +160,7 @@ static int cnt_current_node(void)
 #if IBMSG_HAVE_NUMA
     if (cnt_numa) {
         int cpu = sched_getcpu();
-        int node = cpu < 0 ? -1 : numa_node_of_cpu(cpu);
+        int node = cpu < 0 || cpu >= cnt_num_cpus ? -1 : cnt_cpu_node[cpu];
         return node >= 0 && node < CNT_MAX_NODES ? node : -1;
     }
 #endif
