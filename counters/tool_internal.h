@@ -181,9 +181,7 @@ typedef struct cnt_registry {
     cnt_name_map_t pvar_names, cvar_names, cat_names, enum_names;
     int cat_changed; /* atomic; saturates at INT_MAX */
     cnt_slots_t sessions, phandles, chandles;
-    /* Sources of the registry's own variables (atomic stores under the lock). */
-    unsigned long long sessions_alive, sessions_alive_hwm;
-    unsigned long long handles_alive, handles_alive_hwm, handle_allocs;
+    /* The registry's own counters (sessions, handles) are counter shards: counters/shard.h. */
 } cnt_registry_t;
 
 extern cnt_registry_t cnt_reg;

@@ -15,6 +15,8 @@
  */
 #include "counters/tool_internal.h"
 
+#include "counters/shard.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,15 +94,6 @@ static void seq_end(cnt_phandle_t *h)
 }
 
 /* Statistics of the registry's own pvars; lock held, relaxed stores for lock-free readers. */
-static void stat_add(unsigned long long *v, unsigned long long *hwm, int delta)
-{
-    unsigned long long n = *v + (unsigned long long)(long long)delta;
-    __atomic_store_n(v, n, __ATOMIC_RELAXED);
-    if (hwm != NULL && n > *hwm) {
-        __atomic_store_n(hwm, n, __ATOMIC_RELAXED);
-    }
-}
-
 /* ---- Validation ---------------------------------------------------------------------------- */
 
 static cnt_session_t *session_get(ibmsg_t_pvar_session_t session, uint32_t *idx)
@@ -141,7 +134,7 @@ int ibmsg_t_pvar_session_create(ibmsg_t_pvar_session_t *session)
     s->head = CNT_SLOT_NONE;
     s->num_handles = 0;
     *session = (ibmsg_t_pvar_session_t)cnt_slot_publish(&cnt_reg.sessions, idx);
-    stat_add(&cnt_reg.sessions_alive, &cnt_reg.sessions_alive_hwm, 1);
+    cnt_level_inc(cnt_shard_get(), CNT_TOOL_SESSIONS_ALIVE);
     cnt_tool_unlock();
     return IBMSG_T_SUCCESS;
 }
@@ -155,7 +148,7 @@ static void session_destroy(cnt_session_t *s, uint32_t idx)
         handle_destroy(s, cnt_slot_at(&cnt_reg.phandles, hi), hi);
     }
     cnt_slot_release(&cnt_reg.sessions, idx);
-    stat_add(&cnt_reg.sessions_alive, NULL, -1);
+    cnt_level_dec(cnt_shard_get(), CNT_TOOL_SESSIONS_ALIVE);
 }
 
 int ibmsg_t_pvar_session_free(ibmsg_t_pvar_session_t *session)
@@ -314,8 +307,8 @@ int ibmsg_t_pvar_handle_alloc(ibmsg_t_pvar_session_t session, int pvar_index, vo
     s->head = idx;
     s->num_handles++;
     *handle = (ibmsg_t_pvar_handle_t)cnt_slot_publish(&cnt_reg.phandles, idx);
-    stat_add(&cnt_reg.handles_alive, &cnt_reg.handles_alive_hwm, 1);
-    stat_add(&cnt_reg.handle_allocs, NULL, 1);
+    cnt_level_inc(cnt_shard_get(), CNT_TOOL_HANDLES_ALIVE);
+    cnt_inc(cnt_shard_get(), CNT_TOOL_HANDLE_ALLOCS);
     cnt_tool_unlock();
     *count = n;
     return IBMSG_T_SUCCESS;
@@ -355,7 +348,7 @@ static void handle_destroy(cnt_session_t *s, cnt_phandle_t *h, uint32_t idx)
     __atomic_store_n(&h->session, (uintptr_t)0, __ATOMIC_RELAXED);
     seq_end(h);
     cnt_slot_release(&cnt_reg.phandles, idx);
-    stat_add(&cnt_reg.handles_alive, NULL, -1);
+    cnt_level_dec(cnt_shard_get(), CNT_TOOL_HANDLES_ALIVE);
 }
 
 int ibmsg_t_pvar_handle_free(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t *handle)
@@ -650,7 +643,7 @@ int ibmsg_t_pvar_reset_list(ibmsg_t_pvar_session_t session, int num,
 
 /* ---- Read, write, readreset ---------------------------------------------------------------- */
 
-int ibmsg_t_pvar_read(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle, void *buf)
+static int pvar_read(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle, void *buf)
 {
     if (!cnt_tool_initialized()) {
         return IBMSG_T_ERR_NOT_INITIALIZED;
@@ -706,6 +699,16 @@ int ibmsg_t_pvar_read(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t hand
             return cnt_slot_still(h, (uintptr_t)handle) ? ret : IBMSG_T_ERR_INVALID_HANDLE;
         }
     }
+}
+
+/* Timed by tool_pvar_read_time: one load and a branch unless a handle of that timer runs. */
+int ibmsg_t_pvar_read(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle, void *buf)
+{
+    cnt_tick_t start = cnt_timer_start(CNT_TOOL_PVAR_READ_TIME);
+    int ret = pvar_read(session, handle, buf);
+
+    cnt_timer_stop(cnt_shard_get(), CNT_TOOL_PVAR_READ_TIME, start);
+    return ret;
 }
 
 /* Lock held: the checks common to write and readreset. */

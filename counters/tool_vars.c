@@ -1,9 +1,11 @@
 /*
  * The registry's own variables, registered once (pthread_once) at the first init or the first
- * registration: the log_level cvar and the pvars that count sessions and handles. Their tree:
- * ibmsg -> tool (sessions, handles), ibmsg -> util (log_level).
+ * registration: the log_level cvar (ibmsg -> util) and the counters of counters/counter_table.h
+ * (ibmsg -> core, verbs, tool), among them the pvars that count sessions and handles.
  */
 #include "counters/tool_internal.h"
+
+#include "counters/shard_vars.h"
 
 #include "util/log.h"
 
@@ -25,27 +27,8 @@ static void builtin_check(int ret, const char *what)
     }
 }
 
-static void register_pvar(const char *name, int var_class, unsigned flags, void *ctx,
-                          const char *desc)
-{
-    int index;
-    cnt_pvar_desc_t d = {
-        .name = name,
-        .var_class = var_class,
-        .datatype = IBMSG_T_UNSIGNED_LONG_LONG,
-        .verbosity = IBMSG_T_VERBOSITY_TUNER_DETAIL,
-        .bind = IBMSG_T_BIND_NO_OBJECT,
-        .flags = flags,
-        .category = "tool",
-        .desc = desc,
-        .ctx = ctx,
-    };
-    builtin_check(cnt_pvar_register_locked(&d, &index), name);
-}
-
 void cnt_tool_register_builtins(void)
 {
-    const unsigned ro_cont = CNT_PVAR_READONLY | CNT_PVAR_CONTINUOUS;
     cnt_enum_item_t levels[UTIL_LOG_LAST];
     ibmsg_t_enum_t level_enum = IBMSG_T_ENUM_NULL;
     int index;
@@ -82,19 +65,7 @@ void cnt_tool_register_builtins(void)
     };
     builtin_check(cnt_cvar_register_locked(&log_level, &index), "cvar log_level");
 
-    register_pvar("tool_sessions_alive", IBMSG_T_PVAR_CLASS_LEVEL, ro_cont, &cnt_reg.sessions_alive,
-                  "Performance variable sessions that exist now");
-    register_pvar("tool_sessions_alive_hwm", IBMSG_T_PVAR_CLASS_HIGHWATERMARK, ro_cont,
-                  &cnt_reg.sessions_alive_hwm,
-                  "Most performance variable sessions that existed at once since the process "
-                  "began");
-    register_pvar("tool_handles_alive", IBMSG_T_PVAR_CLASS_LEVEL, ro_cont, &cnt_reg.handles_alive,
-                  "Performance variable handles that exist now");
-    register_pvar("tool_handles_alive_hwm", IBMSG_T_PVAR_CLASS_HIGHWATERMARK, ro_cont,
-                  &cnt_reg.handles_alive_hwm,
-                  "Most performance variable handles that existed at once since the process "
-                  "began");
-    register_pvar("tool_handle_allocs", IBMSG_T_PVAR_CLASS_COUNTER, CNT_PVAR_ATOMIC,
-                  &cnt_reg.handle_allocs, "Performance variable handles allocated");
+    /* Sessions and handles are counted on the counter shards, with every other counter. */
+    cnt_shard_vars_register_locked();
     cnt_tool_unlock();
 }

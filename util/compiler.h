@@ -27,6 +27,10 @@
 
 #define util_container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
+#ifdef __cplusplus
+#define UTIL_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
 #define UTIL_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
 
 #endif

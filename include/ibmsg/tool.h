@@ -365,6 +365,38 @@ IBMSG_API int ibmsg_t_pvar_reset_list(ibmsg_t_pvar_session_t session, int num,
  */
 IBMSG_API int ibmsg_t_cvar_set_from_info(ibmsg_info_t info);
 
+/*
+ * Threads, the objects of IBMSG_T_BIND_THREAD: every thread that counts (sends, polls, calls the
+ * tool interface) has its own counter shard, and a variable bound to a thread reads that shard.
+ * A thread value is valid while its thread lives and, after the thread exits, while a handle is
+ * bound to it (such a handle reads the thread's final values). Binding the value of a thread
+ * that exited with no handle bound fails with IBMSG_T_ERR_INVALID_HANDLE, or (if its record was
+ * reused) binds the thread that now has it. These functions may be called at any time, from any
+ * thread, with or without ibmsg_t_init_thread.
+ */
+typedef struct ibmsg_t_thread_s *ibmsg_t_thread_t;
+
+/**
+ * The calling thread, as an object to bind variables to (pass &thread as obj_handle). Creates
+ * the thread's counter shard if it has none yet. Returns IBMSG_T_ERR_INVALID if thread is NULL.
+ */
+IBMSG_API int ibmsg_t_thread_self(ibmsg_t_thread_t *thread);
+
+/**
+ * The live threads that have counters, oldest shard last: up to len are written to threads
+ * (NULL if len is 0); *num (if not NULL) is set to how many there are. A negative len is
+ * IBMSG_T_ERR_INVALID. Threads come and go: the list is a snapshot.
+ */
+IBMSG_API int ibmsg_t_thread_get_all(int len, ibmsg_t_thread_t threads[], int *num);
+
+/**
+ * What a thread is: its kernel thread id (gettid(), as ps -L shows it), the NUMA node its
+ * counters live on (-1 when unknown) and whether it is still alive. NULL outputs are ignored.
+ * A value that names no thread is IBMSG_T_ERR_INVALID_HANDLE.
+ */
+IBMSG_API int ibmsg_t_thread_get_info(ibmsg_t_thread_t thread, long *tid, int *numa_node,
+                                      int *alive);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 using ToolVars = ToolTest;
 
@@ -118,20 +119,36 @@ TEST_F(ToolVars, TheTreeIsLive)
         ibmsg_t_category_get_info(tool, nullptr, nullptr, nullptr, nullptr, &nc, &np, nullptr),
         IBMSG_T_SUCCESS);
     EXPECT_EQ(nc, 0);
-    EXPECT_EQ(np, 5);
-    int pv[5];
-    ASSERT_EQ(ibmsg_t_category_get_pvars(tool, 5, pv), IBMSG_T_SUCCESS);
-    const char *names[] = {"tool_sessions_alive", "tool_sessions_alive_hwm", "tool_handles_alive",
-                           "tool_handles_alive_hwm", "tool_handle_allocs"};
-    for (int i = 0; i < 5; i++) {
-        char name[64];
-        int len = sizeof(name), cont, ro;
-        ASSERT_EQ(ibmsg_t_pvar_get_info(pv[i], name, &len, nullptr, nullptr, nullptr, nullptr,
-                                        nullptr, nullptr, nullptr, &ro, &cont, nullptr),
-                  IBMSG_T_SUCCESS);
-        EXPECT_STREQ(name, names[i]);
-        EXPECT_EQ(cont, i < 4);
-        EXPECT_EQ(ro, i < 4);
+    /*
+     * The tool's counters are counter shards (counters/counter_table.h): each has a NO_OBJECT
+     * and a per-thread view, levels have high and low watermarks, and ibmsg_t_pvar_read is timed.
+     */
+    EXPECT_EQ(np, 16);
+    std::vector<int> pv(np);
+    ASSERT_EQ(ibmsg_t_category_get_pvars(tool, np, pv.data()), IBMSG_T_SUCCESS);
+    struct {
+        const char *name;
+        int ro, cont;
+    } want[] = {{"tool_handle_allocs", 0, 0},         {"tool_handle_allocs_thread", 0, 0},
+                {"tool_handles_alive", 1, 1},         {"tool_handles_alive_hwm", 1, 0},
+                {"tool_handles_alive_lwm", 1, 0},     {"tool_handles_alive_thread", 1, 1},
+                {"tool_sessions_alive", 1, 1},        {"tool_sessions_alive_hwm", 1, 0},
+                {"tool_sessions_alive_thread", 1, 1}, {"tool_pvar_read_time", 0, 0}};
+    for (const auto &w : want) {
+        bool found = false;
+        for (int i : pv) {
+            char name[64];
+            int len = sizeof(name), cont, ro;
+            ASSERT_EQ(ibmsg_t_pvar_get_info(i, name, &len, nullptr, nullptr, nullptr, nullptr,
+                                            nullptr, nullptr, nullptr, &ro, &cont, nullptr),
+                      IBMSG_T_SUCCESS);
+            if (strcmp(name, w.name) == 0) {
+                found = true;
+                EXPECT_EQ(ro, w.ro) << w.name;
+                EXPECT_EQ(cont, w.cont) << w.name;
+            }
+        }
+        EXPECT_TRUE(found) << w.name;
     }
     ASSERT_EQ(
         ibmsg_t_category_get_info(util, nullptr, nullptr, nullptr, nullptr, &nc, nullptr, nullptr),

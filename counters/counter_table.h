@@ -1,0 +1,82 @@
+/*
+ * Every software counter of ibmsg, declared once. The slot ids of counters/shard.h, the pvars of
+ * counters/shard_vars.c and their categories are all generated from these two tables, so adding
+ * a counter is one line here and one cnt_inc() where the event happens.
+ *
+ * CNT_COUNTER_TABLE(X): X(id, name, kind, owner, verbosity, category, description)
+ *   id        CNT_<id> is the slot id passed to cnt_inc() and friends
+ *   name      the pvar name (lower_snake, subsystem prefix)
+ *   kind      COUNTER   only increments (pvar class COUNTER, unsigned long long)
+ *             LEVEL     goes up and down, summed over shards (class LEVEL, long long)
+ *             LEVEL_WM  a LEVEL that also keeps high and low watermarks (classes
+ *                       HIGHWATERMARK / LOWWATERMARK, see counters/shard.h for their meaning)
+ *             TIMER     accumulated time, read in nanoseconds (class TIMER, unsigned long long)
+ *   owner     which shards are written: THREAD (each thread's own shard) or the block of an
+ *             object (ENDPOINT, CONTEXT): the pvars bind to NO_OBJECT (the sum over every shard)
+ *             and to that owner (IBMSG_T_BIND_<owner>)
+ *   verbosity IBMSG_T_VERBOSITY_<verbosity>
+ *   category  the category (of CNT_CATEGORY_TABLE) the pvars join
+ */
+#ifndef IBMSG_COUNTERS_COUNTER_TABLE_H
+#define IBMSG_COUNTERS_COUNTER_TABLE_H
+
+/* CNT_CATEGORY_TABLE(X): X(name, parent, description); parents come before their children. */
+#define CNT_CATEGORY_TABLE(X)                                                                    \
+    X("ibmsg", NULL, "Everything ibmsg exports")                                                 \
+    X("core", "ibmsg", "The messaging core: protocols, matching, progress")                      \
+    X("eager", "core", "The eager protocol: messages copied through bounce buffers or inline")   \
+    X("matching", "core", "Tag matching: posted receives and unexpected messages")               \
+    X("verbs", "ibmsg", "The verbs layer: completion queues, work requests, registered buffers") \
+    X("tool", "ibmsg", "The tool information interface itself: sessions and handles")
+
+/* clang-format off */
+#define CNT_COUNTER_TABLE(X)                                                                       \
+    /* core: eager protocol (per endpoint) */                                                      \
+    X(CORE_EAGER_MSGS_SENT, "core_eager_msgs_sent", COUNTER, ENDPOINT, USER_BASIC, "eager",        \
+      "Messages sent with the eager protocol (inline sends included)")                             \
+    X(CORE_EAGER_BYTES_SENT, "core_eager_bytes_sent", COUNTER, ENDPOINT, USER_BASIC, "eager",      \
+      "Payload bytes sent with the eager protocol")                                                \
+    X(CORE_EAGER_MSGS_RECVD, "core_eager_msgs_recvd", COUNTER, ENDPOINT, USER_BASIC, "eager",      \
+      "Eager messages received")                                                                   \
+    X(CORE_EAGER_BYTES_RECVD, "core_eager_bytes_recvd", COUNTER, ENDPOINT, USER_BASIC, "eager",    \
+      "Payload bytes of eager messages received")                                                  \
+    X(CORE_INLINE_MSGS_SENT, "core_inline_msgs_sent", COUNTER, ENDPOINT, TUNER_BASIC, "eager",     \
+      "Eager messages whose payload was sent inline in the work request")                          \
+    X(CORE_CREDIT_STALLS, "core_credit_stalls", COUNTER, ENDPOINT, TUNER_BASIC, "eager",           \
+      "Sends that waited because the peer had granted no receive credit")                          \
+    /* core: tag matching (per context) */                                                         \
+    X(CORE_POSTED_RECVQ, "core_posted_recvq_length", LEVEL_WM, CONTEXT, TUNER_BASIC, "matching",   \
+      "Receives posted and not yet matched")                                                       \
+    X(CORE_UNEXPECTED_RECVQ, "core_unexpected_recvq_length", LEVEL_WM, CONTEXT, TUNER_BASIC,       \
+      "matching", "Messages arrived before a matching receive was posted")                         \
+    X(CORE_MATCH_ATTEMPTS, "core_match_attempts", COUNTER, CONTEXT, TUNER_DETAIL, "matching",      \
+      "Queue entries compared while matching (both queues)")                                       \
+    X(CORE_PROGRESS_TIME, "core_progress_time", TIMER, CONTEXT, TUNER_DETAIL, "core",              \
+      "Time spent in the progress engine, in nanoseconds (counted while a handle runs)")           \
+    /* verbs (per context, except what belongs to one queue pair) */                               \
+    X(VERBS_CQ_POLLS, "verbs_cq_polls", COUNTER, CONTEXT, TUNER_DETAIL, "verbs",                   \
+      "Completion queue polls")                                                                    \
+    X(VERBS_CQ_POLLS_EMPTY, "verbs_cq_polls_empty", COUNTER, CONTEXT, TUNER_DETAIL, "verbs",       \
+      "Completion queue polls that found no completion")                                           \
+    X(VERBS_COMPLETIONS, "verbs_completions", COUNTER, CONTEXT, TUNER_BASIC, "verbs",              \
+      "Work completions reaped from completion queues")                                            \
+    X(VERBS_SEND_WRS_POSTED, "verbs_send_wrs_posted", COUNTER, ENDPOINT, TUNER_DETAIL, "verbs",    \
+      "Send work requests posted")                                                                 \
+    X(VERBS_RECV_WRS_POSTED, "verbs_recv_wrs_posted", COUNTER, CONTEXT, TUNER_DETAIL, "verbs",     \
+      "Receive work requests posted")                                                              \
+    X(VERBS_RNR_EVENTS, "verbs_rnr_events", COUNTER, ENDPOINT, TUNER_BASIC, "verbs",               \
+      "Receiver-not-ready events: sends the peer refused for lack of a posted receive")            \
+    X(VERBS_BUF_POOL_IN_USE, "verbs_buf_pool_in_use", LEVEL_WM, CONTEXT, TUNER_BASIC, "verbs",     \
+      "Registered bounce buffers taken from the pool")                                             \
+    /* the tool interface itself (per thread) */                                                   \
+    X(TOOL_HANDLE_ALLOCS, "tool_handle_allocs", COUNTER, THREAD, TUNER_DETAIL, "tool",             \
+      "Performance variable handles allocated")                                                    \
+    X(TOOL_HANDLES_ALIVE, "tool_handles_alive", LEVEL_WM, THREAD, TUNER_DETAIL, "tool",            \
+      "Performance variable handles that exist now")                                               \
+    X(TOOL_SESSIONS_ALIVE, "tool_sessions_alive", LEVEL_WM, THREAD, TUNER_DETAIL, "tool",          \
+      "Performance variable sessions that exist now")                                              \
+    X(TOOL_PVAR_READ_TIME, "tool_pvar_read_time", TIMER, THREAD, TUNER_DETAIL, "tool",             \
+      "Time spent in ibmsg_t_pvar_read, in nanoseconds (counted while a handle runs)")
+/* clang-format on */
+
+#endif
