@@ -495,6 +495,7 @@ int cnt_nic_open(const char *root, cnt_nic_t **nic_out)
                 free(ports);
                 goto err_free_devs;
             }
+            port->index = nic->num_ports;
             nic->ports[nic->num_ports++] = port;
         }
         free(ports);

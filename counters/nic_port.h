@@ -43,6 +43,7 @@ typedef struct cnt_nic_counter {
 /* One port of one RDMA device: the object behind the public ibmsg_t_port_t handle. */
 struct ibmsg_t_port_s {
     cnt_source_t source; /* ops and num_counters */
+    int index;           /* position in its cnt_nic_t */
     char dev_name[CNT_NIC_NAME_MAX];
     int port_num;
     char dir[4096]; /* <root>/<dev>/ports/<n> */
