@@ -55,6 +55,12 @@ static cnt_nic_t *cnt_nic_set;
 static bool cnt_nic_registered;
 static char cnt_nic_root[CNT_NIC_ROOT_MAX] = CNT_NIC_DEFAULT_ROOT;
 
+/* Whether the port list exists (it does from the registration on). */
+static bool cnt_nic_ready(void)
+{
+    return __atomic_load_n(&cnt_nic_registered, __ATOMIC_ACQUIRE);
+}
+
 /* A pointer a tool passed as a port: only ours are dereferenced. */
 static ibmsg_t_port_t cnt_nic_port_check(void *obj)
 {
@@ -439,7 +445,7 @@ int cnt_nic_pvars_register(void)
     const char *env;
 
     pthread_mutex_lock(&cnt_nic_reg_lock);
-    if (cnt_nic_registered) {
+    if (__atomic_load_n(&cnt_nic_registered, __ATOMIC_ACQUIRE)) {
         goto out_unlock;
     }
     env = getenv("IBMSG_SYSFS_ROOT");
@@ -484,7 +490,7 @@ int cnt_nic_pvars_register(void)
         ret = cnt_nic_register_port_vars(nic_cat, port_cat);
     }
     if (ret == IBMSG_OK) {
-        cnt_nic_registered = true;
+        __atomic_store_n(&cnt_nic_registered, true, __ATOMIC_RELEASE);
         util_debug("nic: %d ports under %s", cnt_nic_set->num_ports, cnt_nic_root);
     }
     free(port_cat);
@@ -500,7 +506,7 @@ IBMSG_API int ibmsg_t_port_get_num(int *num)
     if (num == NULL) {
         return IBMSG_T_ERR_INVALID;
     }
-    if (!cnt_nic_registered) {
+    if (!cnt_nic_ready()) {
         return IBMSG_T_ERR_NOT_INITIALIZED;
     }
     *num = cnt_nic_set->num_ports;
@@ -512,7 +518,7 @@ IBMSG_API int ibmsg_t_port_get(int index, ibmsg_t_port_t *port)
     if (port == NULL) {
         return IBMSG_T_ERR_INVALID;
     }
-    if (!cnt_nic_registered) {
+    if (!cnt_nic_ready()) {
         return IBMSG_T_ERR_NOT_INITIALIZED;
     }
     if (index < 0 || index >= cnt_nic_set->num_ports) {
@@ -526,7 +532,7 @@ IBMSG_API int ibmsg_t_port_get_info(ibmsg_t_port_t port, char *name, int *name_l
 {
     ibmsg_t_port_t p;
 
-    if (!cnt_nic_registered) {
+    if (!cnt_nic_ready()) {
         return IBMSG_T_ERR_NOT_INITIALIZED;
     }
     p = cnt_nic_port_check(port);

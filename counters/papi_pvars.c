@@ -74,13 +74,24 @@ static int cnt_papi_var_notify_cb(cnt_notify_event_t event, void *obj, int *coun
     return IBMSG_OK;
 }
 
-/* Register the events papi_source learned since the last call. Called with the lock held. */
-static int cnt_papi_register_new(void)
+/*
+ * Claim the events papi_source learned since the last claim: [*from, *to). Called with
+ * cnt_papi_reg_lock held; the claimed range is registered after unlocking (the registry may hold
+ * its own lock around our cvar write callback, so we never call it with ours held).
+ */
+static void cnt_papi_claim_new(int *from, int *to)
 {
-    int num = cnt_papi_num_events(), ret = IBMSG_OK;
+    *from = cnt_papi_registered_num;
+    *to = cnt_papi_num_events();
+    cnt_papi_registered_num = *to;
+}
 
-    for (; cnt_papi_registered_num < num && ret == IBMSG_OK; cnt_papi_registered_num++) {
-        const cnt_papi_event_t *e = cnt_papi_event(cnt_papi_registered_num);
+static int cnt_papi_register_range(int from, int to)
+{
+    int ret = IBMSG_OK;
+
+    for (int i = from; i < to && ret == IBMSG_OK; i++) {
+        const cnt_papi_event_t *e = cnt_papi_event(i);
         char desc[CNT_PAPI_NAME_MAX + 256];
         int index;
         cnt_pvar_desc_t d = {
@@ -95,7 +106,7 @@ static int cnt_papi_register_new(void)
             .desc = desc,
             .read = cnt_papi_var_read_cb,
             .notify = cnt_papi_var_notify_cb,
-            .ctx = (void *)(intptr_t)cnt_papi_registered_num,
+            .ctx = (void *)(intptr_t)i,
         };
 
         if (!e->available) {
@@ -116,7 +127,7 @@ static int cnt_papi_register_new(void)
 static int cnt_papi_events_write_cb(void *obj, const void *buf, void *ctx)
 {
     const char *list = buf;
-    int ret;
+    int ret, from = 0, to = 0;
 
     (void)obj;
     (void)ctx;
@@ -133,9 +144,12 @@ static int cnt_papi_events_write_cb(void *obj, const void *buf, void *ctx)
     ret = cnt_papi_setup(list);
     if (ret == IBMSG_OK) {
         snprintf(cnt_papi_list, sizeof(cnt_papi_list), "%s", list);
-        ret = cnt_papi_register_new();
+        cnt_papi_claim_new(&from, &to);
     }
     pthread_mutex_unlock(&cnt_papi_reg_lock);
+    if (ret == IBMSG_OK) {
+        ret = cnt_papi_register_range(from, to);
+    }
     if (ret == IBMSG_ERR_BUSY) {
         return IBMSG_T_ERR_CVAR_SET_NOT_NOW;
     }
@@ -210,7 +224,8 @@ int cnt_papi_pvars_register(void)
         .read = cnt_papi_unavail_read_cb,
         .notify = cnt_papi_unavail_notify_cb,
     };
-    int ret, index;
+    int ret, index, from = 0, to = 0;
+    bool first = false;
 
     pthread_mutex_lock(&cnt_papi_reg_lock);
     if (cnt_papi_registered) {
@@ -244,9 +259,10 @@ int cnt_papi_pvars_register(void)
             util_warn("papi: event list \"%s\" does not parse; no PAPI variables", cnt_papi_list);
             ret = IBMSG_OK;
         }
-        ret = cnt_papi_register_new();
-        cnt_papi_registered = ret == IBMSG_OK;
+        cnt_papi_claim_new(&from, &to);
+        cnt_papi_registered = true;
+        first = true;
     }
     pthread_mutex_unlock(&cnt_papi_reg_lock);
-    return ret;
+    return first ? cnt_papi_register_range(from, to) : IBMSG_OK;
 }

@@ -8,7 +8,8 @@
 #include <string>
 #include <time.h>
 
-namespace {
+namespace
+{
 
 int find_event(const char *name)
 {
@@ -75,8 +76,8 @@ TEST(PapiSource, DefaultListIsRecordedAvailableOrWithAReason)
         const cnt_papi_event_t *e = cnt_papi_event(i);
         EXPECT_EQ(e->available, e->reason[0] == '\0') << e->event;
         if (!e->available) {
-            unavailable += std::string(unavailable.empty() ? "" : "; ") + e->event + ": " +
-                           e->reason;
+            unavailable +=
+                std::string(unavailable.empty() ? "" : "; ") + e->event + ": " + e->reason;
         }
         if (!cnt_papi_compiled()) {
             EXPECT_FALSE(e->available);
