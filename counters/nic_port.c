@@ -55,9 +55,9 @@ static int cnt_nic_counter_open(ibmsg_t_port_t port, cnt_nic_counter_t *c)
     return IBMSG_OK;
 }
 
-/* One pread of an open counter file. Called with the port lock held. */
-static int cnt_nic_counter_pread(ibmsg_t_port_t port, cnt_nic_counter_t *c, uint64_t *raw)
+int cnt_nic_counter_pread(ibmsg_t_port_t port, int i, uint64_t *raw)
 {
+    cnt_nic_counter_t *c = &port->counters[i];
     char text[CNT_NIC_TEXT_MAX];
     ssize_t n;
     int ret;
@@ -87,7 +87,7 @@ static int cnt_nic_pread_read(cnt_source_t *src, int n, const int idx[], uint64_
     ibmsg_t_port_t port = util_container_of(src, struct ibmsg_t_port_s, source);
 
     for (int i = 0; i < n; i++) {
-        int ret = cnt_nic_counter_pread(port, &port->counters[idx[i]], &raw[i]);
+        int ret = cnt_nic_counter_pread(port, idx[i], &raw[i]);
         if (ret != IBMSG_OK) {
             return ret;
         }
@@ -100,7 +100,7 @@ static int cnt_nic_pread_snapshot(cnt_source_t *src, uint64_t raw[])
     ibmsg_t_port_t port = util_container_of(src, struct ibmsg_t_port_s, source);
 
     for (int i = 0; i < src->num_counters; i++) {
-        int ret = cnt_nic_counter_pread(port, &port->counters[i], &raw[i]);
+        int ret = cnt_nic_counter_pread(port, i, &raw[i]);
         if (ret != IBMSG_OK) {
             return ret;
         }
@@ -390,6 +390,7 @@ static int cnt_nic_port_create(const char *root, const char *dev, int port_num,
     snprintf(port->dir, sizeof(port->dir), "%s/%s/ports/%d", root, dev, port_num);
     pthread_mutex_init(&port->lock, NULL);
     port->source.ops = &cnt_nic_pread_ops;
+    port->nl_fd = -1;
 
     ret = cnt_nic_port_add_dir(port, false, &cap);
     if (ret == IBMSG_OK) {

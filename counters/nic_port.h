@@ -50,6 +50,9 @@ struct ibmsg_t_port_s {
     pthread_mutex_t lock;
     cnt_nic_counter_t *counters; /* source.num_counters of them, counters/ first, by name */
     bool has_hw_counters;
+    int nl_fd;             /* RDMA netlink socket of the netlink backend, else -1 */
+    uint32_t nl_dev_index; /* the device's index for RDMA netlink */
+    uint32_t nl_seq;       /* protected by lock */
 };
 
 typedef struct cnt_nic {
@@ -59,6 +62,22 @@ typedef struct cnt_nic {
 
 /** The backend that preads one sysfs file per counter (descriptors kept open). */
 extern const cnt_source_ops_t cnt_nic_pread_ops;
+
+/**
+ * The backend that reads all hw_counters of a port in one RDMA netlink RDMA_NLDEV_CMD_STAT_GET
+ * request (PMA counters/ files are still pread: netlink does not carry them).
+ */
+extern const cnt_source_ops_t cnt_nic_netlink_ops;
+
+/**
+ * Switch port to the netlink backend. Returns IBMSG_OK, or IBMSG_ERR_NOT_SUPPORTED when the
+ * kernel has no RDMA netlink or does not know the device (the port keeps the pread backend).
+ * Not thread safe with readings of the port: call before the port is read.
+ */
+int cnt_nic_netlink_attach(ibmsg_t_port_t port);
+
+/** One pread of counter i of port (the lock held). Shared by the backends. */
+int cnt_nic_counter_pread(ibmsg_t_port_t port, int i, uint64_t *raw);
 
 /**
  * Discover every device port under root (NULL: CNT_NIC_DEFAULT_ROOT). A root that does not exist
