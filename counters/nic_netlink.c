@@ -20,7 +20,8 @@
 #include "util/compiler.h"
 #include "util/log.h"
 
-#define CNT_NL_BUF 32768
+#define CNT_NL_BUF          32768
+#define CNT_NL_MAX_COUNTERS 512 /* more on one port: partial reads use pread */
 
 typedef struct cnt_nl_req {
     struct nlmsghdr hdr;
@@ -148,18 +149,13 @@ static int cnt_nl_parse_stats(ibmsg_t_port_t port, char *attrs, int len, uint64_
 static int cnt_nl_snapshot(cnt_source_t *src, uint64_t raw[])
 {
     ibmsg_t_port_t port = util_container_of(src, struct ibmsg_t_port_s, source);
-    bool *seen = NULL;
-    char *buf = NULL, *attrs;
+    bool *seen = port->nl_seen;
+    char *buf = port->nl_buf, *attrs;
     cnt_nl_req_t req;
     int ret = IBMSG_OK, len;
 
     if (port->has_hw_counters) {
-        buf = malloc(CNT_NL_BUF);
-        seen = calloc((size_t)src->num_counters + 1, sizeof(bool));
-        if (buf == NULL || seen == NULL) {
-            ret = IBMSG_ERR_NO_MEMORY;
-            goto out;
-        }
+        memset(seen, 0, sizeof(bool) * (size_t)src->num_counters);
         cnt_nl_req_init(&req, RDMA_NLDEV_CMD_STAT_GET, ++port->nl_seq);
         cnt_nl_put_u32(&req, RDMA_NLDEV_ATTR_DEV_INDEX, port->nl_dev_index);
         cnt_nl_put_u32(&req, RDMA_NLDEV_ATTR_PORT_INDEX, (uint32_t)port->port_num);
@@ -171,21 +167,18 @@ static int cnt_nl_snapshot(cnt_source_t *src, uint64_t raw[])
     for (int i = 0; i < src->num_counters && ret == IBMSG_OK; i++) {
         if (!port->counters[i].hw) {
             ret = cnt_nic_counter_pread(port, i, &raw[i]);
-        } else if (!seen[i]) {
+        } else if (seen == NULL || !seen[i]) {
             /* A file netlink does not report (dynamic counters): read it. */
             ret = cnt_nic_counter_pread(port, i, &raw[i]);
         }
     }
-out:
-    free(seen);
-    free(buf);
     return ret;
 }
 
 static int cnt_nl_read(cnt_source_t *src, int n, const int idx[], uint64_t raw[])
 {
     ibmsg_t_port_t port = util_container_of(src, struct ibmsg_t_port_s, source);
-    uint64_t *all;
+    uint64_t all[CNT_NL_MAX_COUNTERS];
     bool any_hw = false;
     int ret;
 
@@ -196,15 +189,13 @@ static int cnt_nl_read(cnt_source_t *src, int n, const int idx[], uint64_t raw[]
         /* One file is one pread: cheaper than a message. */
         return cnt_nic_pread_ops.read(src, n, idx, raw);
     }
-    all = malloc(sizeof(uint64_t) * (size_t)src->num_counters);
-    if (all == NULL) {
-        return IBMSG_ERR_NO_MEMORY;
+    if (src->num_counters > CNT_NL_MAX_COUNTERS) {
+        return cnt_nic_pread_ops.read(src, n, idx, raw);
     }
     ret = cnt_nl_snapshot(src, all);
     for (int i = 0; i < n && ret == IBMSG_OK; i++) {
         raw[i] = all[idx[i]];
     }
-    free(all);
     return ret;
 }
 
@@ -217,6 +208,10 @@ static void cnt_nl_cleanup(cnt_source_t *src)
         close(port->nl_fd);
         port->nl_fd = -1;
     }
+    free(port->nl_buf);
+    free(port->nl_seen);
+    port->nl_buf = NULL;
+    port->nl_seen = NULL;
 }
 
 const cnt_source_ops_t cnt_nic_netlink_ops = {
@@ -289,12 +284,19 @@ int cnt_nic_netlink_attach(ibmsg_t_port_t port)
             }
         }
     }
-    free(buf);
     if (!found) {
         util_debug("nic %s: not known to RDMA netlink", port->dev_name);
+        free(buf);
         close(fd);
         return IBMSG_ERR_NOT_SUPPORTED;
     }
+    port->nl_seen = calloc((size_t)port->source.num_counters + 1, sizeof(bool));
+    if (port->nl_seen == NULL) {
+        free(buf);
+        close(fd);
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    port->nl_buf = buf;
     port->nl_fd = fd;
     port->nl_seq = 1;
     port->source.ops = &cnt_nic_netlink_ops;

@@ -53,6 +53,8 @@ struct ibmsg_t_port_s {
     int nl_fd;             /* RDMA netlink socket of the netlink backend, else -1 */
     uint32_t nl_dev_index; /* the device's index for RDMA netlink */
     uint32_t nl_seq;       /* protected by lock */
+    char *nl_buf;          /* reply buffer of the netlink backend, protected by lock */
+    bool *nl_seen;         /* per counter: in the last reply; protected by lock */
 };
 
 typedef struct cnt_nic {

@@ -202,7 +202,12 @@ static int cnt_nic_root_write_cb(void *obj, const void *buf, void *ctx)
     if (cnt_nic_set != NULL) {
         return IBMSG_T_ERR_CVAR_SET_NOT_NOW;
     }
-    snprintf(cnt_nic_root, sizeof(cnt_nic_root), "%s", (const char *)buf);
+    size_t n = strnlen(buf, sizeof(cnt_nic_root));
+    if (n == 0 || n == sizeof(cnt_nic_root)) {
+        return IBMSG_T_ERR_INVALID;
+    }
+    memcpy(cnt_nic_root, buf, n);
+    cnt_nic_root[n] = '\0';
     return IBMSG_OK;
 }
 
