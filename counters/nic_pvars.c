@@ -252,10 +252,11 @@ static int cnt_nic_categories(int port_cat[])
     for (int i = 0; i < cnt_nic_set->num_ports && ret == IBMSG_OK; i++) {
         ibmsg_t_port_t port = cnt_nic_set->ports[i];
         char dev_cat[CNT_NIC_NAME_MAX + 8], cat[CNT_NIC_NAME_MAX + 32], desc[CNT_NIC_NAME_MAX + 64];
+        int dev_index;
 
         snprintf(dev_cat, sizeof(dev_cat), "nic_%s", port->dev_name);
         snprintf(desc, sizeof(desc), "RDMA device %s", port->dev_name);
-        ret = cnt_category_register(dev_cat, desc, "nic", NULL);
+        ret = cnt_category_register(dev_cat, desc, "nic", &dev_index);
         if (ret != IBMSG_OK) {
             break;
         }
@@ -446,7 +447,7 @@ int cnt_nic_pvars_register(void)
         .read = cnt_nic_root_read_cb,
         .write = cnt_nic_root_write_cb,
     };
-    int nic_cat, *port_cat = NULL, ret = IBMSG_OK, cvar_index;
+    int cat, nic_cat, *port_cat = NULL, ret = IBMSG_OK, cvar_index;
     const char *env;
 
     pthread_mutex_lock(&cnt_nic_reg_lock);
@@ -457,7 +458,7 @@ int cnt_nic_pvars_register(void)
     if (env != NULL && env[0] != '\0') {
         snprintf(cnt_nic_root, sizeof(cnt_nic_root), "%s", env);
     }
-    ret = cnt_category_register("ibmsg", "Everything ibmsg exposes", NULL, NULL);
+    ret = cnt_category_register("ibmsg", "Everything ibmsg exports", NULL, &cat);
     if (ret == IBMSG_OK) {
         ret = cnt_category_register("nic",
                                     "RDMA NIC port counters (sysfs): port-wide, they count the "

@@ -224,7 +224,7 @@ int cnt_papi_pvars_register(void)
         .read = cnt_papi_unavail_read_cb,
         .notify = cnt_papi_unavail_notify_cb,
     };
-    int ret, index, from = 0, to = 0;
+    int ret, index, cat, from = 0, to = 0;
     bool first = false;
 
     pthread_mutex_lock(&cnt_papi_reg_lock);
@@ -234,13 +234,13 @@ int cnt_papi_pvars_register(void)
     }
     pthread_mutex_unlock(&cnt_papi_reg_lock);
 
-    ret = cnt_category_register("ibmsg", "Everything ibmsg exposes", NULL, NULL);
+    ret = cnt_category_register("ibmsg", "Everything ibmsg exports", NULL, &cat);
     if (ret == IBMSG_OK) {
-        ret = cnt_category_register("cpu", "CPU-side counters of this process", "ibmsg", NULL);
+        ret = cnt_category_register("cpu", "CPU-side counters of this process", "ibmsg", &cat);
     }
     if (ret == IBMSG_OK) {
         ret = cnt_category_register(
-            "papi", "PAPI events (per thread: each counts the calling thread)", "cpu", NULL);
+            "papi", "PAPI events (per thread: each counts the calling thread)", "cpu", &cat);
     }
     /* The registry writes IBMSG_PAPI_EVENTS through the write callback here. */
     if (ret == IBMSG_OK) {
