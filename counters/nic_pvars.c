@@ -36,6 +36,7 @@
 #include "counters/nic_port.h"
 #include "counters/nic_pvars.h"
 #include "counters/registry.h"
+#include "counters/tool_internal.h"
 #include "util/log.h"
 #include "util/string_out.h"
 
@@ -55,10 +56,10 @@ static cnt_nic_t *cnt_nic_set;
 static bool cnt_nic_registered;
 static char cnt_nic_root[CNT_NIC_ROOT_MAX] = CNT_NIC_DEFAULT_ROOT;
 
-/* Whether the port list exists (it does from the registration on). */
+/* Whether the port list exists (from the registration on) and the tool interface is up. */
 static bool cnt_nic_ready(void)
 {
-    return __atomic_load_n(&cnt_nic_registered, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&cnt_nic_registered, __ATOMIC_ACQUIRE) && cnt_tool_initialized();
 }
 
 /* A pointer a tool passed as a port: only ours are dereferenced. */

@@ -50,14 +50,21 @@ typedef enum cnt_notify_event {
  *       IBMSG_T_ERR_INVALID_HANDLE for an object it does not serve. A source may use START and
  *       STOP to switch itself on only while some handle runs.
  * Callbacks return IBMSG_OK or an IBMSG_T_ERR_* code, which the tool call returns.
+ * notify and write run with the registry lock held. The lock is recursive, so a callback may
+ * register variables or categories from the same thread; it must not wait for another thread
+ * that uses the tool interface. When a group starts (ALL_HANDLES, start_list), every START is
+ * notified before the snapshot, so a source can switch itself on first.
  */
 typedef int (*cnt_pvar_read_cb_t)(void *obj, int count, void *buf, void *ctx);
 typedef int (*cnt_pvar_write_cb_t)(void *obj, int count, const void *buf, void *ctx);
 typedef int (*cnt_pvar_notify_cb_t)(cnt_notify_event_t event, void *obj, int *count, void *ctx);
 
 /*
- * A performance variable. Without read, the registry reads *ctx as one element of datatype
- * (relaxed atomic load); without notify, count is 1.
+ * A performance variable. Without read, the registry reads *ctx as count elements of datatype
+ * (relaxed atomic loads); without notify, count is 1. Registration rejects (IBMSG_ERR_INVALID)
+ * a COUNTER of a signed or double type, a PERCENTAGE that is not double, a CHAR watermark,
+ * counter, aggregate or timer, unknown class/datatype/bind/flags, and a variable with neither
+ * read nor ctx. An unknown category is IBMSG_T_ERR_INVALID_NAME.
  */
 typedef struct cnt_pvar_desc {
     const char *name;            /* unique within its class, lower_snake, subsystem prefix */
@@ -124,7 +131,12 @@ int cnt_pvar_register(const cnt_pvar_desc_t *desc, int *pvar_index);
  */
 int cnt_cvar_register(const cnt_cvar_desc_t *desc, int *cvar_index);
 
-/** Write a cvar by name from a string (the environment and info objects use this). */
+/**
+ * Write a cvar from a string (the environment and info objects use this), parsed by datatype:
+ * integers with range checks (IBMSG_ERR_OUT_OF_RANGE), enums by item name (case-insensitive) or
+ * value, chars bounded by count. Unparsable: IBMSG_T_ERR_INVALID. CONSTANT and READONLY scopes:
+ * IBMSG_T_ERR_CVAR_SET_NEVER (the environment, at registration, may set READONLY ones).
+ */
 int cnt_cvar_set_string(int cvar_index, const char *value);
 
 /** Whether any handle of this pvar (for any object) is started now: cheap, lock-free. */

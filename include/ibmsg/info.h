@@ -6,6 +6,11 @@
  *
  * Thread safety: an info object may be read from several threads at once; writing it while
  * another thread uses it is the caller's to prevent.
+ *
+ * Handles are pointers checked by a magic number (NULL and most garbage give IBMSG_ERR_INVALID);
+ * as with MPI_Info, using a handle after ibmsg_info_free is undefined behaviour. Every function
+ * returns IBMSG_ERR_INVALID for a NULL required argument, an empty key or one longer than
+ * IBMSG_INFO_MAX_KEY.
  */
 #ifndef IBMSG_INFO_H
 #define IBMSG_INFO_H

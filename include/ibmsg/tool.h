@@ -180,21 +180,71 @@ IBMSG_API int ibmsg_t_pvar_get_info(int pvar_index, char *name, int *name_len, i
                                     int *readonly, int *continuous, int *atomic);
 IBMSG_API int ibmsg_t_pvar_get_index(const char *name, int var_class, int *pvar_index);
 
+/**
+ * Create a session: an independent set of handles. Returns IBMSG_T_ERR_INVALID for a NULL
+ * session, IBMSG_T_ERR_OUT_OF_SESSIONS when the cap (about 1M live sessions) is reached.
+ * Sessions and handles are not pointers: their values encode a slot and a generation, so a stale
+ * or forged value is IBMSG_T_ERR_INVALID_SESSION / _HANDLE, never a crash.
+ */
 IBMSG_API int ibmsg_t_pvar_session_create(ibmsg_t_pvar_session_t *session);
+/** Free a session and every handle in it (stopping started ones); sets *session to NULL. */
 IBMSG_API int ibmsg_t_pvar_session_free(ibmsg_t_pvar_session_t *session);
 
+/**
+ * Allocate a handle on pvar_index in session. For a variable bound to an object, obj_handle
+ * points to the object's handle (it is dereferenced: a NULL obj_handle or a NULL object is
+ * IBMSG_T_ERR_INVALID_HANDLE); it is ignored for IBMSG_T_BIND_NO_OBJECT. *count is the number of
+ * elements a read fills for this object (0 is possible). Continuous variables start here.
+ * IBMSG_T_ERR_OUT_OF_HANDLES when the cap (about 1M live handles) is reached.
+ */
 IBMSG_API int ibmsg_t_pvar_handle_alloc(ibmsg_t_pvar_session_t session, int pvar_index,
                                         void *obj_handle, ibmsg_t_pvar_handle_t *handle,
                                         int *count);
+/** Free a handle of session (stopping it if started); sets *handle to NULL. */
 IBMSG_API int ibmsg_t_pvar_handle_free(ibmsg_t_pvar_session_t session,
                                        ibmsg_t_pvar_handle_t *handle);
+/**
+ * Start or stop one handle, or with IBMSG_T_PVAR_ALL_HANDLES every handle of the session that is
+ * not continuous (continuous ones are skipped, no error). Starting a started handle or stopping
+ * a stopped one does nothing. A continuous handle is IBMSG_T_ERR_PVAR_NO_STARTSTOP.
+ */
 IBMSG_API int ibmsg_t_pvar_start(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle);
 IBMSG_API int ibmsg_t_pvar_stop(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle);
+/**
+ * Read a handle into buf (count elements). Takes no lock. Values by class:
+ * - COUNTER, AGGREGATE, TIMER: what accumulated while started: acc + (started ? current - value
+ *   at the last start : 0); integers wrap modulo their width, so deltas stay exact.
+ * - LEVEL, SIZE, STATE, PERCENTAGE, GENERIC: the current value while started (continuous
+ *   handles always are); while stopped, the value at the stop, or at allocation or reset when
+ *   it has not been started since.
+ * - HIGHWATERMARK / LOWWATERMARK: the max / min of the values the variable's source returned at
+ *   the first start (which begins from the current level), at every read while started, at every
+ *   later start and at stop. A source that returns its level gives a watermark sampled at those
+ *   instants; a source that keeps its own watermark and returns it makes it exact. Before the
+ *   first start: the value at allocation. Reset begins again from the current level.
+ * IBMSG_T_PVAR_ALL_HANDLES is IBMSG_T_ERR_INVALID_HANDLE, as is a handle of another session.
+ */
 IBMSG_API int ibmsg_t_pvar_read(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle,
                                 void *buf);
+/**
+ * Write a handle: counters take the value as what they accumulated (the next read adds what
+ * counts from now on); watermarks take it as their extreme; other classes write the source
+ * (its write callback, or its context pointer) when it has one, else the handle's stopped value.
+ * Read-only variables: IBMSG_T_ERR_PVAR_NO_WRITE.
+ */
 IBMSG_API int ibmsg_t_pvar_write(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle,
                                  const void *buf);
+/**
+ * Back to the starting value: counters to 0 (counting on from now if started), the other classes
+ * to the current value. IBMSG_T_PVAR_ALL_HANDLES resets every writable handle of the session;
+ * one read-only handle is IBMSG_T_ERR_PVAR_NO_WRITE.
+ */
 IBMSG_API int ibmsg_t_pvar_reset(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle);
+/**
+ * Read and reset from one snapshot of the source, so no event is lost in between. Only for
+ * atomic variables (else IBMSG_T_ERR_PVAR_NO_ATOMIC); read-only ones give
+ * IBMSG_T_ERR_PVAR_NO_WRITE.
+ */
 IBMSG_API int ibmsg_t_pvar_readreset(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle,
                                      void *buf);
 
@@ -275,8 +325,9 @@ IBMSG_API int ibmsg_t_category_get_containing(int kind, int index, int transitiv
 
 /**
  * Flatten a category into the variables of one kind (IBMSG_T_KIND_CVAR or IBMSG_T_KIND_PVAR) it
- * contains, directly or through subcategories: depth first, members in the order they joined,
- * duplicates dropped keeping the first. Up to len indices are written; *num is the total.
+ * contains, directly or through subcategories: depth first (a category's own variables in the
+ * order they joined, then its subcategories in the order they joined), duplicates dropped keeping
+ * the first. Another kind is IBMSG_T_ERR_INVALID. Up to len indices are written; *num is the total.
  * (Container operations, seed 004.)
  */
 IBMSG_API int ibmsg_t_category_flatten(int cat_index, int kind, int len, int indices[], int *num);
@@ -307,7 +358,10 @@ IBMSG_API int ibmsg_t_pvar_reset_list(ibmsg_t_pvar_session_t session, int num,
  * Set control variables from an info object: each key that names a cvar (with or without the
  * "IBMSG_" prefix, case-insensitive) is parsed by the cvar's datatype (enum values by item name)
  * and written. Keys that name no cvar are ignored. Returns the first error met; cvars before it
- * are set.
+ * are set. Typed values are used as they are: an integer sets integer and double cvars (range
+ * checked: IBMSG_ERR_OUT_OF_RANGE), a double sets double cvars and integer ones when it is
+ * integral, a string is parsed. Writing a CONSTANT or READONLY cvar is
+ * IBMSG_T_ERR_CVAR_SET_NEVER; an unparsable value IBMSG_T_ERR_INVALID.
  */
 IBMSG_API int ibmsg_t_cvar_set_from_info(ibmsg_info_t info);
 
