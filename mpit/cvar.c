@@ -1,0 +1,293 @@
+/* Control variables of the merged view. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpit/layer.h"
+
+int PMPI_T_cvar_get_num(int *num_cvar)
+{
+    if (num_cvar == NULL) {
+        return mpit_is_initialized() ? MPI_T_ERR_INVALID : MPI_T_ERR_NOT_INITIALIZED;
+    }
+    int rc = mpit_enter();
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    rc = mpit_sync(MPIT_KIND_CVAR);
+    if (rc == MPI_SUCCESS) {
+        *num_cvar = mpit_layer.maps[MPIT_KIND_CVAR].num;
+    }
+    mpit_leave();
+    return rc;
+}
+MPIT_ALIAS(cvar_get_num);
+
+int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity,
+                         MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+                         int *bind, int *scope)
+{
+    mpit_side_t side;
+    int native;
+    int rc = mpit_enter();
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    rc = mpit_lookup(MPIT_KIND_CVAR, cvar_index, &side, &native);
+    if (rc != MPI_SUCCESS) {
+        goto out;
+    }
+    if (side == MPIT_SIDE_MPI) {
+        rc = mpit_layer.mpi.cvar_get_info(native, name, name_len, verbosity, datatype, enumtype,
+                                          desc, desc_len, bind, scope);
+        goto out;
+    }
+    int ib_verbosity, ib_bind, ib_scope;
+    ibmsg_t_datatype_t ib_datatype;
+    ibmsg_t_enum_t ib_enum;
+    rc = mpit_map_error(ibmsg_t_cvar_get_info(native, NULL, NULL, &ib_verbosity, &ib_datatype,
+                                              &ib_enum, desc, desc_len, &ib_bind, &ib_scope));
+    if (rc == MPI_SUCCESS) {
+        rc = mpit_ib_name_out(MPIT_KIND_CVAR, native, name, name_len);
+    }
+    if (rc != MPI_SUCCESS) {
+        goto out;
+    }
+    if (verbosity != NULL) {
+        *verbosity = mpit_map_verbosity(ib_verbosity);
+    }
+    if (datatype != NULL) {
+        *datatype = mpit_map_datatype(ib_datatype);
+    }
+    if (enumtype != NULL) {
+        *enumtype = mpit_enum_wrap(ib_enum);
+    }
+    if (bind != NULL) {
+        *bind = mpit_map_bind(ib_bind);
+    }
+    if (scope != NULL) {
+        *scope = mpit_map_scope(ib_scope);
+    }
+out:
+    mpit_leave();
+    return rc;
+}
+MPIT_ALIAS(cvar_get_info);
+
+int PMPI_T_cvar_get_index(const char *name, int *cvar_index)
+{
+    if (name == NULL || cvar_index == NULL) {
+        return mpit_is_initialized() ? MPI_T_ERR_INVALID : MPI_T_ERR_NOT_INITIALIZED;
+    }
+    int rc = mpit_enter();
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    int view = -1;
+    int native = mpit_ib_index(MPIT_KIND_CVAR, name, 0);
+    if (native >= 0) {
+        view = mpit_to_view(MPIT_KIND_CVAR, MPIT_SIDE_IBMSG, native);
+    } else if (mpit_layer.have_mpi) {
+        rc = mpit_layer.mpi.cvar_get_index(name, &native);
+        if (rc == MPI_SUCCESS) {
+            view = mpit_to_view(MPIT_KIND_CVAR, MPIT_SIDE_MPI, native);
+        }
+    }
+    if (rc == MPI_SUCCESS) {
+        if (view >= 0) {
+            *cvar_index = view;
+        } else {
+            rc = MPI_T_ERR_INVALID_NAME;
+        }
+    }
+    mpit_leave();
+    return rc;
+}
+MPIT_ALIAS(cvar_get_index);
+
+/* Free the natives of a handle entry (lock held). */
+static void cvar_handle_release(mpit_cvar_handle_t *h)
+{
+    if (h->side == MPIT_SIDE_MPI) {
+        mpit_layer.mpi.cvar_handle_free(&h->mpi);
+    } else if (h->objs == NULL) {
+        ibmsg_t_cvar_handle_free(&h->ib);
+    } else {
+        for (int i = 0; i < h->nobj; i++) {
+            ibmsg_t_cvar_handle_t ib = h->objs[i].native;
+            ibmsg_t_cvar_handle_free(&ib);
+        }
+        free(h->objs);
+        h->objs = NULL;
+    }
+}
+
+/* ibmsg side of cvar_handle_alloc: one native handle, or one per object of a binding. */
+static int cvar_alloc_ib(mpit_cvar_handle_t *h, int native, int *count)
+{
+    int bind;
+    ibmsg_t_datatype_t datatype;
+    int rc =
+        ibmsg_t_cvar_get_info(native, NULL, NULL, NULL, &datatype, NULL, NULL, NULL, &bind, NULL);
+    if (rc != IBMSG_OK) {
+        return mpit_map_error(rc);
+    }
+    if (bind == IBMSG_T_BIND_NO_OBJECT) {
+        return mpit_map_error(ibmsg_t_cvar_handle_alloc(native, NULL, &h->ib, count));
+    }
+    int nobj = 0;
+    rc = mpit_bind_objects(bind, 0, NULL, &nobj);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    void **objs = calloc((size_t)nobj + 1, sizeof(void *));
+    h->objs = calloc((size_t)nobj + 1, sizeof(mpit_obj_handle_t));
+    if (objs == NULL || h->objs == NULL) {
+        free(objs);
+        free(h->objs);
+        h->objs = NULL;
+        return MPI_T_ERR_MEMORY;
+    }
+    rc = mpit_bind_objects(bind, nobj, objs, &nobj);
+    h->elem_size = mpit_map_datatype_size(datatype);
+    *count = 0;
+    for (int i = 0; rc == MPI_SUCCESS && i < nobj; i++) {
+        ibmsg_t_cvar_handle_t ib;
+        rc = mpit_map_error(ibmsg_t_cvar_handle_alloc(native, &objs[i], &ib, &h->objs[i].count));
+        if (rc == MPI_SUCCESS) {
+            h->objs[i].native = ib;
+            h->nobj = i + 1;
+            *count += h->objs[i].count;
+        }
+    }
+    free(objs);
+    if (rc != MPI_SUCCESS) {
+        h->side = MPIT_SIDE_IBMSG;
+        cvar_handle_release(h);
+    }
+    return rc;
+}
+
+int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle,
+                             int *count)
+{
+    mpit_side_t side;
+    int native;
+    int n = 0;
+    uint64_t value;
+    mpit_cvar_handle_t *h;
+
+    if (handle == NULL || count == NULL) {
+        return mpit_is_initialized() ? MPI_T_ERR_INVALID : MPI_T_ERR_NOT_INITIALIZED;
+    }
+    int rc = mpit_enter();
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    rc = mpit_lookup(MPIT_KIND_CVAR, cvar_index, &side, &native);
+    if (rc != MPI_SUCCESS) {
+        goto out;
+    }
+    rc = mpit_map_error(mpit_slots_alloc(&mpit_layer.cvar_handles, (void **)&h, &value));
+    if (rc != MPI_SUCCESS) {
+        goto out;
+    }
+    h->side = side;
+    if (side == MPIT_SIDE_MPI) {
+        rc = mpit_layer.mpi.cvar_handle_alloc(native, obj_handle, &h->mpi, &n);
+    } else {
+        rc = cvar_alloc_ib(h, native, &n);
+    }
+    if (rc != MPI_SUCCESS) {
+        mpit_slots_free(&mpit_layer.cvar_handles, h);
+        goto out;
+    }
+    h->count = n;
+    *handle = (MPI_T_cvar_handle)(uintptr_t)value;
+    *count = n;
+out:
+    mpit_leave();
+    return rc;
+}
+MPIT_ALIAS(cvar_handle_alloc);
+
+int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
+{
+    if (handle == NULL) {
+        return mpit_is_initialized() ? MPI_T_ERR_INVALID_HANDLE : MPI_T_ERR_NOT_INITIALIZED;
+    }
+    int rc = mpit_enter();
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    mpit_cvar_handle_t *h = mpit_slots_get(&mpit_layer.cvar_handles, (uintptr_t)*handle);
+    if (h == NULL) {
+        rc = MPI_T_ERR_INVALID_HANDLE;
+    } else {
+        cvar_handle_release(h);
+        mpit_slots_free(&mpit_layer.cvar_handles, h);
+        *handle = MPI_T_CVAR_HANDLE_NULL;
+    }
+    mpit_leave();
+    return rc;
+}
+MPIT_ALIAS(cvar_handle_free);
+
+int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
+{
+    if (util_unlikely(!mpit_is_initialized())) {
+        return MPI_T_ERR_NOT_INITIALIZED;
+    }
+    mpit_cvar_handle_t *h = mpit_slots_get(&mpit_layer.cvar_handles, (uintptr_t)handle);
+    if (util_unlikely(h == NULL)) {
+        return MPI_T_ERR_INVALID_HANDLE;
+    }
+    if (h->side == MPIT_SIDE_MPI) {
+        return mpit_layer.mpi.cvar_read(h->mpi, buf);
+    }
+    if (h->objs == NULL) {
+        return mpit_map_error(ibmsg_t_cvar_read(h->ib, buf));
+    }
+    if (buf == NULL && h->count > 0) {
+        return MPI_T_ERR_INVALID;
+    }
+    char *out = buf;
+    for (int i = 0; i < h->nobj; i++) {
+        int rc = ibmsg_t_cvar_read(h->objs[i].native, out);
+        if (rc != IBMSG_OK) {
+            return mpit_map_error(rc);
+        }
+        out += (size_t)h->objs[i].count * (size_t)h->elem_size;
+    }
+    return MPI_SUCCESS;
+}
+MPIT_ALIAS(cvar_read);
+
+int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
+{
+    if (util_unlikely(!mpit_is_initialized())) {
+        return MPI_T_ERR_NOT_INITIALIZED;
+    }
+    mpit_cvar_handle_t *h = mpit_slots_get(&mpit_layer.cvar_handles, (uintptr_t)handle);
+    if (util_unlikely(h == NULL)) {
+        return MPI_T_ERR_INVALID_HANDLE;
+    }
+    if (h->side == MPIT_SIDE_MPI) {
+        return mpit_layer.mpi.cvar_write(h->mpi, buf);
+    }
+    if (h->objs == NULL) {
+        return mpit_map_error(ibmsg_t_cvar_write(h->ib, buf));
+    }
+    if (buf == NULL && h->count > 0) {
+        return MPI_T_ERR_INVALID;
+    }
+    const char *in = buf;
+    for (int i = 0; i < h->nobj; i++) {
+        int rc = ibmsg_t_cvar_write(h->objs[i].native, in);
+        if (rc != IBMSG_OK) {
+            return mpit_map_error(rc);
+        }
+        in += (size_t)h->objs[i].count * (size_t)h->elem_size;
+    }
+    return MPI_SUCCESS;
+}
+MPIT_ALIAS(cvar_write);

@@ -1,0 +1,148 @@
+/*
+ * Internal state of libibmsg-mpit, shared by the files that implement the MPI_T entry points.
+ *
+ * Locking: mpit_layer.lock guards the index maps, the handle tables' alloc/free, the enum
+ * wrappers and the MPI side's management calls; entry points that only use an existing handle
+ * (pvar read/write/start/stop/reset, cvar read/write) take no lock.
+ *
+ * Every entry point is defined once as PMPI_T_x and exported under MPI_T_x as an alias, so a
+ * tool calling either reaches the merged view; the MPI library's own functions are reached only
+ * through mpit_layer.mpi.
+ */
+#ifndef IBMSG_MPIT_LAYER_H
+#define IBMSG_MPIT_LAYER_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <mpi.h>
+#include <ibmsg/tool.h>
+
+#include "mpit/index_map.h"
+#include "mpit/map.h"
+#include "mpit/mpi_ops.h"
+#include "mpit/slots.h"
+#include "util/compiler.h"
+
+/* Export PMPI_T_name and MPI_T_name as one function. */
+#define MPIT_API __attribute__((visibility("default")))
+#define MPIT_ALIAS(name)                          \
+    extern __typeof__(PMPI_T_##name) MPI_T_##name \
+        __attribute__((alias("PMPI_T_" #name), visibility("default")))
+
+typedef enum mpit_kind {
+    MPIT_KIND_CVAR = 0,
+    MPIT_KIND_PVAR,
+    MPIT_KIND_CATEGORY,
+    MPIT_KIND_LAST,
+} mpit_kind_t;
+
+/* One ibmsg object of a bound variable shown as an array element range. */
+typedef struct mpit_obj_handle {
+    void *native; /* ibmsg_t_pvar_handle_t or ibmsg_t_cvar_handle_t */
+    int count;    /* elements for this object */
+} mpit_obj_handle_t;
+
+typedef struct mpit_pvar_handle mpit_pvar_handle_t;
+
+typedef struct mpit_session {
+    mpit_slot_t hdr;
+    MPI_T_pvar_session mpi;      /* MPI_T_PVAR_SESSION_NULL without an MPI side */
+    ibmsg_t_pvar_session_t ib;   /* ibmsg's session */
+    mpit_pvar_handle_t *handles; /* the handles of this session, for session_free */
+} mpit_session_t;
+
+struct mpit_pvar_handle {
+    mpit_slot_t hdr;
+    uint64_t session;               /* value of the session it belongs to */
+    int side;                       /* mpit_side_t */
+    int count;                      /* elements a read fills */
+    MPI_T_pvar_session mpi_session; /* the session's natives, copied for the lock-free path */
+    ibmsg_t_pvar_session_t ib_session;
+    MPI_T_pvar_handle mpi;           /* side MPI */
+    ibmsg_t_pvar_handle_t ib;        /* side ibmsg, unbound variable */
+    int nobj;                        /* side ibmsg, bound variable: one native per object */
+    int elem_size;                   /* bytes per element (bound variables) */
+    ibmsg_t_pvar_handle_t *ib_list;  /* NULL for an unbound variable */
+    int *counts;                     /* elements per object */
+    mpit_pvar_handle_t *prev, *next; /* in the session's list */
+};
+
+typedef struct mpit_cvar_handle {
+    mpit_slot_t hdr;
+    int side;
+    int count;
+    MPI_T_cvar_handle mpi;
+    ibmsg_t_cvar_handle_t ib;
+    int nobj;
+    int elem_size;
+    mpit_obj_handle_t *objs;
+} mpit_cvar_handle_t;
+
+/* ibmsg enums are shown through wrappers whose addresses are the MPI_T_enum values. */
+#define MPIT_MAX_ENUMS 1024
+typedef struct mpit_enum {
+    ibmsg_t_enum_t ib;
+} mpit_enum_t;
+
+typedef struct mpit_layer {
+    pthread_mutex_t lock;
+    int refcount; /* MPI_T_init_thread calls not yet finalized; atomic reads */
+    int resolved; /* mpi looked up (once) */
+    int have_mpi; /* an MPI library's MPI_T is the MPI side */
+    mpit_mpi_ops_t mpi;
+    mpit_index_map_t maps[MPIT_KIND_LAST];
+    mpit_slots_t sessions;
+    mpit_slots_t pvar_handles;
+    mpit_slots_t cvar_handles;
+    int num_enums;
+    mpit_enum_t enums[MPIT_MAX_ENUMS];
+} mpit_layer_t;
+
+extern mpit_layer_t mpit_layer;
+
+static UTIL_ALWAYS_INLINE int mpit_is_initialized(void)
+{
+    return __atomic_load_n(&mpit_layer.refcount, __ATOMIC_ACQUIRE) > 0;
+}
+
+/**
+ * Lock the layer if it is initialized: MPI_SUCCESS (locked) or MPI_T_ERR_NOT_INITIALIZED (not).
+ */
+int mpit_enter(void);
+void mpit_leave(void);
+
+/** Bring the view of kind up to date with both sides (lock held). MPI error code. */
+int mpit_sync(mpit_kind_t kind);
+
+/** Side and native index of a view index, syncing once if it is beyond the view (lock held). */
+int mpit_lookup(mpit_kind_t kind, int view, mpit_side_t *side, int *native);
+
+/** View index of a native index, syncing once if it is new (lock held); -1 when unknown. */
+int mpit_to_view(mpit_kind_t kind, mpit_side_t side, int native);
+
+/** Map native indices of one side to view indices in place (lock held). MPI error code. */
+int mpit_to_view_array(mpit_kind_t kind, mpit_side_t side, int n, int indices[]);
+
+/** The MPI_T_enum showing an ibmsg enum (lock held); MPI_T_ENUM_NULL for none or too many. */
+MPI_T_enum mpit_enum_wrap(ibmsg_t_enum_t ib);
+
+/** The ibmsg enum behind an MPI_T_enum, or NULL when it is not one of ours. */
+ibmsg_t_enum_t mpit_enum_unwrap(MPI_T_enum e);
+
+/**
+ * ibmsg's objects of a binding, for variables shown as arrays over them. Up to len are written
+ * to objs; *num is the total. Without an object enumeration in ibmsg there are none.
+ */
+int mpit_bind_objects(int bind, int len, void *objs[], int *num);
+
+/** The view name of ibmsg item native of kind, to (name, *name_len) (lock held). */
+int mpit_ib_name_out(mpit_kind_t kind, int native, char *name, int *name_len);
+
+/** The native ibmsg index of a view name of kind, or -1 (lock held); var_class for pvars. */
+int mpit_ib_index(mpit_kind_t kind, const char *view_name, int ib_class);
+
+/** MPICH: make our MPI_T_PVAR_ALL_HANDLES object look like libmpich's (see all_handles.c). */
+void mpit_all_handles_adopt(void);
+
+#endif

@@ -1,0 +1,587 @@
+/* Performance variables, sessions and handles of the merged view. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpit/layer.h"
+
+int PMPI_T_pvar_get_num(int *num_pvar)
+{
+    if (num_pvar == NULL) {
+        return mpit_is_initialized() ? MPI_T_ERR_INVALID : MPI_T_ERR_NOT_INITIALIZED;
+    }
+    int rc = mpit_enter();
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    rc = mpit_sync(MPIT_KIND_PVAR);
+    if (rc == MPI_SUCCESS) {
+        *num_pvar = mpit_layer.maps[MPIT_KIND_PVAR].num;
+    }
+    mpit_leave();
+    return rc;
+}
+MPIT_ALIAS(pvar_get_num);
+
+int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class,
+                         MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+                         int *bind, int *readonly, int *continuous, int *atomic)
+{
+    mpit_side_t side;
+    int native;
+    int rc = mpit_enter();
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    rc = mpit_lookup(MPIT_KIND_PVAR, pvar_index, &side, &native);
+    if (rc != MPI_SUCCESS) {
+        goto out;
+    }
+    if (side == MPIT_SIDE_MPI) {
+        rc = mpit_layer.mpi.pvar_get_info(native, name, name_len, verbosity, var_class, datatype,
+                                          enumtype, desc, desc_len, bind, readonly, continuous,
+                                          atomic);
+        goto out;
+    }
+    int ib_verbosity, ib_class, ib_bind;
+    ibmsg_t_datatype_t ib_datatype;
+    ibmsg_t_enum_t ib_enum;
+    rc = mpit_map_error(ibmsg_t_pvar_get_info(native, NULL, NULL, &ib_verbosity, &ib_class,
+                                              &ib_datatype, &ib_enum, desc, desc_len, &ib_bind,
+                                              readonly, continuous, atomic));
+    if (rc == MPI_SUCCESS) {
+        rc = mpit_ib_name_out(MPIT_KIND_PVAR, native, name, name_len);
+    }
+    if (rc != MPI_SUCCESS) {
+        goto out;
+    }
+    if (verbosity != NULL) {
+        *verbosity = mpit_map_verbosity(ib_verbosity);
+    }
+    if (var_class != NULL) {
+        *var_class = mpit_map_class(ib_class);
+    }
+    if (datatype != NULL) {
+        *datatype = mpit_map_datatype(ib_datatype);
+    }
+    if (enumtype != NULL) {
+        *enumtype = mpit_enum_wrap(ib_enum);
+    }
+    if (bind != NULL) {
+        *bind = mpit_map_bind(ib_bind);
+    }
+out:
+    mpit_leave();
+    return rc;
+}
+MPIT_ALIAS(pvar_get_info);
+
+int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
+{
+    if (name == NULL || pvar_index == NULL) {
+        return mpit_is_initialized() ? MPI_T_ERR_INVALID : MPI_T_ERR_NOT_INITIALIZED;
+    }
+    int rc = mpit_enter();
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    int view = -1;
+    int ib_class = mpit_map_class_to_ibmsg(var_class);
+    int native = ib_class < 0 ? -1 : mpit_ib_index(MPIT_KIND_PVAR, name, ib_class);
+    if (native >= 0) {
+        view = mpit_to_view(MPIT_KIND_PVAR, MPIT_SIDE_IBMSG, native);
+    } else if (mpit_layer.have_mpi) {
+        rc = mpit_layer.mpi.pvar_get_index(name, var_class, &native);
+        if (rc == MPI_SUCCESS) {
+            view = mpit_to_view(MPIT_KIND_PVAR, MPIT_SIDE_MPI, native);
+        }
+    } else if (ib_class < 0) {
+        rc = MPI_T_ERR_INVALID;
+    }
+    if (rc == MPI_SUCCESS) {
+        if (view >= 0) {
+            *pvar_index = view;
+        } else {
+            rc = MPI_T_ERR_INVALID_NAME;
+        }
+    }
+    mpit_leave();
+    return rc;
+}
+MPIT_ALIAS(pvar_get_index);
+
+/* ---- Sessions ----------------------------------------------------------------------------- */
+
+static mpit_session_t *pvar_session_get(MPI_T_pvar_session session)
+{
+    return mpit_slots_get(&mpit_layer.sessions, (uintptr_t)session);
+}
+
+int PMPI_T_pvar_session_create(MPI_T_pvar_session *session)
+{
+    mpit_session_t *s;
+    uint64_t value;
+
+    if (session == NULL) {
+        return mpit_is_initialized() ? MPI_T_ERR_INVALID : MPI_T_ERR_NOT_INITIALIZED;
+    }
+    int rc = mpit_enter();
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    rc = mpit_slots_alloc(&mpit_layer.sessions, (void **)&s, &value);
+    if (rc != IBMSG_OK) {
+        rc = rc == IBMSG_T_ERR_OUT_OF_HANDLES ? MPI_T_ERR_OUT_OF_SESSIONS : mpit_map_error(rc);
+        goto out;
+    }
+    s->mpi = MPI_T_PVAR_SESSION_NULL;
+    if (mpit_layer.have_mpi) {
+        rc = mpit_layer.mpi.pvar_session_create(&s->mpi);
+        if (rc != MPI_SUCCESS) {
+            goto err_free_slot;
+        }
+    }
+    rc = mpit_map_error(ibmsg_t_pvar_session_create(&s->ib));
+    if (rc != MPI_SUCCESS) {
+        goto err_free_mpi;
+    }
+    *session = (MPI_T_pvar_session)(uintptr_t)value;
+    goto out;
+
+err_free_mpi:
+    if (mpit_layer.have_mpi) {
+        mpit_layer.mpi.pvar_session_free(&s->mpi);
+    }
+err_free_slot:
+    mpit_slots_free(&mpit_layer.sessions, s);
+out:
+    mpit_leave();
+    return rc;
+}
+MPIT_ALIAS(pvar_session_create);
+
+/* Drop our entry of a handle whose natives are freed or about to be (lock held). */
+static void pvar_handle_forget(mpit_session_t *s, mpit_pvar_handle_t *h)
+{
+    if (h->prev != NULL) {
+        h->prev->next = h->next;
+    } else {
+        s->handles = h->next;
+    }
+    if (h->next != NULL) {
+        h->next->prev = h->prev;
+    }
+    free(h->ib_list);
+    free(h->counts);
+    h->ib_list = NULL;
+    h->counts = NULL;
+    mpit_slots_free(&mpit_layer.pvar_handles, h);
+}
+
+int PMPI_T_pvar_session_free(MPI_T_pvar_session *session)
+{
+    if (session == NULL) {
+        return mpit_is_initialized() ? MPI_T_ERR_INVALID_SESSION : MPI_T_ERR_NOT_INITIALIZED;
+    }
+    int rc = mpit_enter();
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    mpit_session_t *s = pvar_session_get(*session);
+    if (s == NULL) {
+        rc = MPI_T_ERR_INVALID_SESSION;
+        goto out;
+    }
+    if (mpit_layer.have_mpi) {
+        rc = mpit_layer.mpi.pvar_session_free(&s->mpi);
+        if (rc != MPI_SUCCESS) {
+            goto out; /* nothing freed: the tool may retry */
+        }
+    }
+    /* Freeing a session frees its handles, on both sides. */
+    ibmsg_t_pvar_session_free(&s->ib);
+    while (s->handles != NULL) {
+        pvar_handle_forget(s, s->handles);
+    }
+    mpit_slots_free(&mpit_layer.sessions, s);
+    *session = MPI_T_PVAR_SESSION_NULL;
+out:
+    mpit_leave();
+    return rc;
+}
+MPIT_ALIAS(pvar_session_free);
+
+/* ---- Handles ------------------------------------------------------------------------------ */
+
+/* Free the natives of an ibmsg-side handle (lock held). */
+static void pvar_release_ib(mpit_pvar_handle_t *h)
+{
+    if (h->ib_list == NULL) {
+        ibmsg_t_pvar_handle_free(h->ib_session, &h->ib);
+        return;
+    }
+    for (int i = 0; i < h->nobj; i++) {
+        ibmsg_t_pvar_handle_free(h->ib_session, &h->ib_list[i]);
+    }
+}
+
+/* ibmsg side of pvar_handle_alloc: one native handle, or one per object of a binding. */
+static int pvar_alloc_ib(mpit_pvar_handle_t *h, int native, int *count)
+{
+    int bind;
+    ibmsg_t_datatype_t datatype;
+    int rc = ibmsg_t_pvar_get_info(native, NULL, NULL, NULL, NULL, &datatype, NULL, NULL, NULL,
+                                   &bind, NULL, NULL, NULL);
+    if (rc != IBMSG_OK) {
+        return mpit_map_error(rc);
+    }
+    if (bind == IBMSG_T_BIND_NO_OBJECT) {
+        return mpit_map_error(
+            ibmsg_t_pvar_handle_alloc(h->ib_session, native, NULL, &h->ib, count));
+    }
+    int nobj = 0;
+    rc = mpit_bind_objects(bind, 0, NULL, &nobj);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    void **objs = calloc((size_t)nobj + 1, sizeof(void *));
+    h->ib_list = calloc((size_t)nobj + 1, sizeof(ibmsg_t_pvar_handle_t));
+    h->counts = calloc((size_t)nobj + 1, sizeof(int));
+    if (objs == NULL || h->ib_list == NULL || h->counts == NULL) {
+        rc = MPI_T_ERR_MEMORY;
+        goto out;
+    }
+    rc = mpit_bind_objects(bind, nobj, objs, &nobj);
+    h->elem_size = mpit_map_datatype_size(datatype);
+    *count = 0;
+    for (int i = 0; rc == MPI_SUCCESS && i < nobj; i++) {
+        rc = mpit_map_error(ibmsg_t_pvar_handle_alloc(h->ib_session, native, &objs[i],
+                                                      &h->ib_list[i], &h->counts[i]));
+        if (rc == MPI_SUCCESS) {
+            h->nobj = i + 1;
+            *count += h->counts[i];
+        }
+    }
+    if (rc != MPI_SUCCESS) {
+        pvar_release_ib(h);
+    }
+out:
+    free(objs);
+    if (rc != MPI_SUCCESS) {
+        free(h->ib_list);
+        free(h->counts);
+        h->ib_list = NULL;
+        h->counts = NULL;
+    }
+    return rc;
+}
+
+int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
+                             MPI_T_pvar_handle *handle, int *count)
+{
+    mpit_side_t side;
+    int native;
+    int n = 0;
+    uint64_t value;
+    mpit_pvar_handle_t *h;
+
+    if (handle == NULL || count == NULL) {
+        return mpit_is_initialized() ? MPI_T_ERR_INVALID : MPI_T_ERR_NOT_INITIALIZED;
+    }
+    int rc = mpit_enter();
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    mpit_session_t *s = pvar_session_get(session);
+    if (s == NULL) {
+        rc = MPI_T_ERR_INVALID_SESSION;
+        goto out;
+    }
+    rc = mpit_lookup(MPIT_KIND_PVAR, pvar_index, &side, &native);
+    if (rc != MPI_SUCCESS) {
+        goto out;
+    }
+    rc = mpit_map_error(mpit_slots_alloc(&mpit_layer.pvar_handles, (void **)&h, &value));
+    if (rc != MPI_SUCCESS) {
+        goto out;
+    }
+    h->session = (uintptr_t)session;
+    h->side = side;
+    h->mpi_session = s->mpi;
+    h->ib_session = s->ib;
+    if (side == MPIT_SIDE_MPI) {
+        rc = mpit_layer.mpi.pvar_handle_alloc(s->mpi, native, obj_handle, &h->mpi, &n);
+    } else {
+        rc = pvar_alloc_ib(h, native, &n);
+    }
+    if (rc != MPI_SUCCESS) {
+        mpit_slots_free(&mpit_layer.pvar_handles, h);
+        goto out;
+    }
+    h->count = n;
+    h->next = s->handles;
+    if (s->handles != NULL) {
+        s->handles->prev = h;
+    }
+    s->handles = h;
+    *handle = (MPI_T_pvar_handle)(uintptr_t)value;
+    *count = n;
+out:
+    mpit_leave();
+    return rc;
+}
+MPIT_ALIAS(pvar_handle_alloc);
+
+int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle)
+{
+    if (handle == NULL) {
+        return mpit_is_initialized() ? MPI_T_ERR_INVALID_HANDLE : MPI_T_ERR_NOT_INITIALIZED;
+    }
+    int rc = mpit_enter();
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    mpit_session_t *s = pvar_session_get(session);
+    mpit_pvar_handle_t *h = mpit_slots_get(&mpit_layer.pvar_handles, (uintptr_t)*handle);
+    if (s == NULL) {
+        rc = MPI_T_ERR_INVALID_SESSION;
+    } else if (h == NULL || h->session != (uintptr_t)session) {
+        rc = MPI_T_ERR_INVALID_HANDLE;
+    } else {
+        if (h->side == MPIT_SIDE_MPI) {
+            rc = mpit_layer.mpi.pvar_handle_free(s->mpi, &h->mpi);
+        } else {
+            pvar_release_ib(h);
+        }
+        if (rc == MPI_SUCCESS) {
+            pvar_handle_forget(s, h);
+            *handle = MPI_T_PVAR_HANDLE_NULL;
+        }
+    }
+    mpit_leave();
+    return rc;
+}
+MPIT_ALIAS(pvar_handle_free);
+
+/*
+ * The hot path: find the handle entry without a lock and check it belongs to the session. A
+ * handle is freed with its session, so a live handle implies a live session.
+ */
+static UTIL_ALWAYS_INLINE mpit_pvar_handle_t *pvar_handle_get(MPI_T_pvar_session session,
+                                                              MPI_T_pvar_handle handle)
+{
+    mpit_pvar_handle_t *h = mpit_slots_get(&mpit_layer.pvar_handles, (uintptr_t)handle);
+    if (util_unlikely(h == NULL || h->session != (uintptr_t)session)) {
+        return NULL;
+    }
+    return h;
+}
+
+/* Error of a call on a handle that did not validate: the session's, if that is what is wrong. */
+static UTIL_COLD int pvar_bad_handle(MPI_T_pvar_session session)
+{
+    if (!mpit_is_initialized()) {
+        return MPI_T_ERR_NOT_INITIALIZED;
+    }
+    return pvar_session_get(session) == NULL ? MPI_T_ERR_INVALID_SESSION : MPI_T_ERR_INVALID_HANDLE;
+}
+
+typedef enum pvar_op { PVAR_START, PVAR_STOP, PVAR_RESET } pvar_op_t;
+
+/* start/stop/reset of every handle of a session, on both sides. */
+static int pvar_all_handles(MPI_T_pvar_session session, pvar_op_t op)
+{
+    mpit_session_t *s = pvar_session_get(session);
+    int rc = MPI_SUCCESS;
+    int ib_rc;
+
+    if (s == NULL) {
+        return pvar_bad_handle(session);
+    }
+    if (mpit_layer.have_mpi) {
+        switch (op) {
+        case PVAR_START:
+            rc = mpit_layer.mpi.pvar_start(s->mpi, MPI_T_PVAR_ALL_HANDLES);
+            break;
+        case PVAR_STOP:
+            rc = mpit_layer.mpi.pvar_stop(s->mpi, MPI_T_PVAR_ALL_HANDLES);
+            break;
+        case PVAR_RESET:
+            rc = mpit_layer.mpi.pvar_reset(s->mpi, MPI_T_PVAR_ALL_HANDLES);
+            break;
+        }
+    }
+    switch (op) {
+    case PVAR_START:
+        ib_rc = ibmsg_t_pvar_start(s->ib, IBMSG_T_PVAR_ALL_HANDLES);
+        break;
+    case PVAR_STOP:
+        ib_rc = ibmsg_t_pvar_stop(s->ib, IBMSG_T_PVAR_ALL_HANDLES);
+        break;
+    default:
+        ib_rc = ibmsg_t_pvar_reset(s->ib, IBMSG_T_PVAR_ALL_HANDLES);
+        break;
+    }
+    /* The MPI's error first, unchanged; then ours. */
+    return rc != MPI_SUCCESS ? rc : mpit_map_error(ib_rc);
+}
+
+/* start/stop/reset of one ibmsg-side handle; bound ones as one list, so they share an instant. */
+static int pvar_op_ib(mpit_pvar_handle_t *h, pvar_op_t op)
+{
+    int rc;
+    if (h->ib_list == NULL) {
+        switch (op) {
+        case PVAR_START:
+            rc = ibmsg_t_pvar_start(h->ib_session, h->ib);
+            break;
+        case PVAR_STOP:
+            rc = ibmsg_t_pvar_stop(h->ib_session, h->ib);
+            break;
+        default:
+            rc = ibmsg_t_pvar_reset(h->ib_session, h->ib);
+            break;
+        }
+    } else {
+        switch (op) {
+        case PVAR_START:
+            rc = ibmsg_t_pvar_start_list(h->ib_session, h->nobj, h->ib_list);
+            break;
+        case PVAR_STOP:
+            rc = ibmsg_t_pvar_stop_list(h->ib_session, h->nobj, h->ib_list);
+            break;
+        default:
+            rc = ibmsg_t_pvar_reset_list(h->ib_session, h->nobj, h->ib_list);
+            break;
+        }
+    }
+    return mpit_map_error(rc);
+}
+
+int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
+{
+    if (handle == MPI_T_PVAR_ALL_HANDLES) {
+        return mpit_is_initialized() ? pvar_all_handles(session, PVAR_START)
+                                     : MPI_T_ERR_NOT_INITIALIZED;
+    }
+    mpit_pvar_handle_t *h = pvar_handle_get(session, handle);
+    if (util_unlikely(h == NULL || !mpit_is_initialized())) {
+        return pvar_bad_handle(session);
+    }
+    if (h->side == MPIT_SIDE_MPI) {
+        return mpit_layer.mpi.pvar_start(h->mpi_session, h->mpi);
+    }
+    return pvar_op_ib(h, PVAR_START);
+}
+MPIT_ALIAS(pvar_start);
+
+int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
+{
+    if (handle == MPI_T_PVAR_ALL_HANDLES) {
+        return mpit_is_initialized() ? pvar_all_handles(session, PVAR_STOP)
+                                     : MPI_T_ERR_NOT_INITIALIZED;
+    }
+    mpit_pvar_handle_t *h = pvar_handle_get(session, handle);
+    if (util_unlikely(h == NULL || !mpit_is_initialized())) {
+        return pvar_bad_handle(session);
+    }
+    if (h->side == MPIT_SIDE_MPI) {
+        return mpit_layer.mpi.pvar_stop(h->mpi_session, h->mpi);
+    }
+    return pvar_op_ib(h, PVAR_STOP);
+}
+MPIT_ALIAS(pvar_stop);
+
+int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
+{
+    if (handle == MPI_T_PVAR_ALL_HANDLES) {
+        return mpit_is_initialized() ? pvar_all_handles(session, PVAR_RESET)
+                                     : MPI_T_ERR_NOT_INITIALIZED;
+    }
+    mpit_pvar_handle_t *h = pvar_handle_get(session, handle);
+    if (util_unlikely(h == NULL || !mpit_is_initialized())) {
+        return pvar_bad_handle(session);
+    }
+    if (h->side == MPIT_SIDE_MPI) {
+        return mpit_layer.mpi.pvar_reset(h->mpi_session, h->mpi);
+    }
+    return pvar_op_ib(h, PVAR_RESET);
+}
+MPIT_ALIAS(pvar_reset);
+
+/* Read (and reset) a bound ibmsg handle object by object into consecutive parts of buf. */
+static int pvar_read_list(mpit_pvar_handle_t *h, void *buf, int reset)
+{
+    char *out = buf;
+    if (out == NULL && h->count > 0) {
+        return MPI_T_ERR_INVALID;
+    }
+    for (int i = 0; i < h->nobj; i++) {
+        int rc = reset ? ibmsg_t_pvar_readreset(h->ib_session, h->ib_list[i], out)
+                       : ibmsg_t_pvar_read(h->ib_session, h->ib_list[i], out);
+        if (rc != IBMSG_OK) {
+            return mpit_map_error(rc);
+        }
+        out += (size_t)h->counts[i] * (size_t)h->elem_size;
+    }
+    return MPI_SUCCESS;
+}
+
+int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
+{
+    mpit_pvar_handle_t *h = pvar_handle_get(session, handle);
+    if (util_unlikely(h == NULL || !mpit_is_initialized())) {
+        return pvar_bad_handle(session);
+    }
+    if (h->side == MPIT_SIDE_MPI) {
+        return mpit_layer.mpi.pvar_read(h->mpi_session, h->mpi, buf);
+    }
+    if (util_likely(h->ib_list == NULL)) {
+        int rc = ibmsg_t_pvar_read(h->ib_session, h->ib, buf);
+        return util_likely(rc == IBMSG_OK) ? MPI_SUCCESS : mpit_map_error(rc);
+    }
+    return pvar_read_list(h, buf, 0);
+}
+MPIT_ALIAS(pvar_read);
+
+int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
+{
+    mpit_pvar_handle_t *h = pvar_handle_get(session, handle);
+    if (util_unlikely(h == NULL || !mpit_is_initialized())) {
+        return pvar_bad_handle(session);
+    }
+    if (h->side == MPIT_SIDE_MPI) {
+        return mpit_layer.mpi.pvar_readreset(h->mpi_session, h->mpi, buf);
+    }
+    if (h->ib_list == NULL) {
+        return mpit_map_error(ibmsg_t_pvar_readreset(h->ib_session, h->ib, buf));
+    }
+    return pvar_read_list(h, buf, 1);
+}
+MPIT_ALIAS(pvar_readreset);
+
+int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf)
+{
+    mpit_pvar_handle_t *h = pvar_handle_get(session, handle);
+    if (util_unlikely(h == NULL || !mpit_is_initialized())) {
+        return pvar_bad_handle(session);
+    }
+    if (h->side == MPIT_SIDE_MPI) {
+        return mpit_layer.mpi.pvar_write(h->mpi_session, h->mpi, buf);
+    }
+    if (h->ib_list == NULL) {
+        return mpit_map_error(ibmsg_t_pvar_write(h->ib_session, h->ib, buf));
+    }
+    const char *in = buf;
+    if (in == NULL && h->count > 0) {
+        return MPI_T_ERR_INVALID;
+    }
+    for (int i = 0; i < h->nobj; i++) {
+        int rc = ibmsg_t_pvar_write(h->ib_session, h->ib_list[i], in);
+        if (rc != IBMSG_OK) {
+            return mpit_map_error(rc);
+        }
+        in += (size_t)h->counts[i] * (size_t)h->elem_size;
+    }
+    return MPI_SUCCESS;
+}
+MPIT_ALIAS(pvar_write);

@@ -1,0 +1,310 @@
+/*
+ * An MPI_T tool written against the standard <mpi.h> only (no ibmsg header), run with
+ * libibmsg-mpit loaded (LD_PRELOAD, or linked for the no-MPI-library build). It checks what an
+ * existing tool would see: the MPI library's variables and ibmsg's in one view, an ibmsg counter
+ * that moves while started and not while stopped, MPI_T_PVAR_ALL_HANDLES reaching both sides,
+ * standard error codes, and indices that still name the same items after MPI_Init.
+ *
+ * Usage: mpit_tool [--init] [--no-mpi]
+ *   --init    call MPI_Init_thread after the first look and check the indices again
+ *   --no-mpi  no MPI library is loaded: expect ibmsg's items only
+ * Exit status 0 when every check passed; each failure is printed.
+ */
+#define _POSIX_C_SOURCE 200809L /* strdup */
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                    \
+    do {                                                                    \
+        if (!(cond)) {                                                      \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                   \
+            fprintf(stderr, "\n");                                          \
+            failures++;                                                     \
+        }                                                                   \
+    } while (0)
+
+#define CHECK_RC(call)                                 \
+    do {                                               \
+        int rc_ = (call);                              \
+        CHECK(rc_ == MPI_SUCCESS, "returned %d", rc_); \
+    } while (0)
+
+enum { KIND_CVAR, KIND_PVAR, KIND_CAT, KIND_LAST };
+static const char *const kind_names[KIND_LAST] = {"cvar", "pvar", "category"};
+
+/* Names of every item of a kind, by view index. */
+typedef struct names {
+    int num;
+    char **name;
+} names_t;
+
+/*
+ * strict: every get_info must succeed. Open MPI 4.1 invalidates some of its own cvars at MPI_Init
+ * (MPI_T_ERR_INVALID_INDEX from the library itself), so after MPI_Init failures are recorded as
+ * "?" names instead.
+ */
+static void names_take(int kind, names_t *out, int strict)
+{
+    int num = 0;
+    if (kind == KIND_CVAR) {
+        CHECK_RC(MPI_T_cvar_get_num(&num));
+    } else if (kind == KIND_PVAR) {
+        CHECK_RC(MPI_T_pvar_get_num(&num));
+    } else {
+        CHECK_RC(MPI_T_category_get_num(&num));
+    }
+    out->num = num;
+    out->name = calloc((size_t)num + 1, sizeof(char *));
+    for (int i = 0; i < num; i++) {
+        char buf[512];
+        int len = (int)sizeof(buf);
+        int rc;
+        if (kind == KIND_CVAR) {
+            rc = MPI_T_cvar_get_info(i, buf, &len, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+        } else if (kind == KIND_PVAR) {
+            rc = MPI_T_pvar_get_info(i, buf, &len, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                     NULL, NULL);
+        } else {
+            rc = MPI_T_category_get_info(i, buf, &len, NULL, NULL, NULL, NULL, NULL);
+        }
+        CHECK(rc == MPI_SUCCESS || !strict, "%s %d get_info: %d", kind_names[kind], i, rc);
+        out->name[i] = strdup(rc == MPI_SUCCESS ? buf : "?");
+    }
+}
+
+static void names_free(names_t *n)
+{
+    for (int i = 0; i < n->num; i++) {
+        free(n->name[i]);
+    }
+    free(n->name);
+}
+
+static int count_ibmsg(const names_t *n)
+{
+    int k = 0;
+    for (int i = 0; i < n->num; i++) {
+        k += strncmp(n->name[i], "ibmsg", 5) == 0;
+    }
+    return k;
+}
+
+static int pvar_index(const char *name, int var_class)
+{
+    int index = -1;
+    int rc = MPI_T_pvar_get_index(name, var_class, &index);
+    CHECK(rc == MPI_SUCCESS, "pvar %s: %d", name, rc);
+    return index;
+}
+
+/* Read a one-element 8-byte counter. */
+static unsigned long long read_u64(MPI_T_pvar_session s, MPI_T_pvar_handle h)
+{
+    unsigned long long v = 0;
+    CHECK_RC(MPI_T_pvar_read(s, h, &v));
+    return v;
+}
+
+/* Allocate and free n handles of some ibmsg pvar through the view, in a session of their own. */
+static void alloc_ibmsg_handles(int index, int n)
+{
+    MPI_T_pvar_session s;
+    CHECK_RC(MPI_T_pvar_session_create(&s));
+    for (int i = 0; i < n; i++) {
+        MPI_T_pvar_handle h;
+        int count;
+        CHECK_RC(MPI_T_pvar_handle_alloc(s, index, NULL, &h, &count));
+        CHECK_RC(MPI_T_pvar_handle_free(s, &h));
+    }
+    CHECK_RC(MPI_T_pvar_session_free(&s));
+}
+
+/* An ibmsg counter through the view: exact movement while started, none while stopped. */
+static void check_counter(void)
+{
+    int allocs = pvar_index("ibmsg_tool_handle_allocs", MPI_T_PVAR_CLASS_COUNTER);
+    int alive = pvar_index("ibmsg_tool_sessions_alive", MPI_T_PVAR_CLASS_LEVEL);
+    if (allocs < 0 || alive < 0) {
+        return;
+    }
+    int var_class, bind, readonly, continuous, atomic;
+    MPI_Datatype datatype;
+    CHECK_RC(MPI_T_pvar_get_info(allocs, NULL, NULL, NULL, &var_class, &datatype, NULL, NULL, NULL,
+                                 &bind, &readonly, &continuous, &atomic));
+    CHECK(var_class == MPI_T_PVAR_CLASS_COUNTER, "class %d", var_class);
+    CHECK(bind == MPI_T_BIND_NO_OBJECT, "bind %d", bind);
+    CHECK(datatype == MPI_UNSIGNED_LONG_LONG || datatype == MPI_UNSIGNED_LONG ||
+              datatype == MPI_COUNT,
+          "tool_handle_allocs is not an 8-byte MPI datatype");
+
+    MPI_T_pvar_session s;
+    MPI_T_pvar_handle h;
+    int count = -1;
+    CHECK_RC(MPI_T_pvar_session_create(&s));
+    CHECK_RC(MPI_T_pvar_handle_alloc(s, allocs, NULL, &h, &count));
+    CHECK(count == 1, "count %d", count);
+    if (!continuous) {
+        CHECK_RC(MPI_T_pvar_start(s, h));
+    }
+    unsigned long long v0 = read_u64(s, h);
+    alloc_ibmsg_handles(alive, 3);
+    unsigned long long v1 = read_u64(s, h);
+    CHECK(v1 == v0 + 3, "started: %llu -> %llu, expected +3", v0, v1);
+    if (!continuous) {
+        CHECK_RC(MPI_T_pvar_stop(s, h));
+        unsigned long long v2 = read_u64(s, h);
+        alloc_ibmsg_handles(alive, 2);
+        unsigned long long v3 = read_u64(s, h);
+        CHECK(v3 == v2, "stopped: %llu -> %llu, expected no change", v2, v3);
+
+        /* MPI_T_PVAR_ALL_HANDLES reaches ibmsg's handles too. */
+        CHECK_RC(MPI_T_pvar_start(s, MPI_T_PVAR_ALL_HANDLES));
+        alloc_ibmsg_handles(alive, 4);
+        unsigned long long v4 = read_u64(s, h);
+        CHECK(v4 == v3 + 4, "ALL_HANDLES start: %llu -> %llu, expected +4", v3, v4);
+        CHECK_RC(MPI_T_pvar_stop(s, MPI_T_PVAR_ALL_HANDLES));
+        alloc_ibmsg_handles(alive, 1);
+        CHECK(read_u64(s, h) == v4, "ALL_HANDLES stop did not stop the counter");
+    }
+
+    /* Standard errors, in this MPI's numbering. */
+    unsigned long long v;
+    int rc = MPI_T_pvar_read(s, MPI_T_PVAR_ALL_HANDLES, &v);
+    CHECK(rc == MPI_T_ERR_INVALID_HANDLE, "read ALL_HANDLES: %d", rc);
+    MPI_T_pvar_session other;
+    CHECK_RC(MPI_T_pvar_session_create(&other));
+    rc = MPI_T_pvar_read(other, h, &v);
+    CHECK(rc == MPI_T_ERR_INVALID_HANDLE, "handle of another session: %d", rc);
+    CHECK_RC(MPI_T_pvar_session_free(&other));
+    CHECK_RC(MPI_T_pvar_handle_free(s, &h));
+    CHECK(h == MPI_T_PVAR_HANDLE_NULL, "handle not reset to NULL");
+    CHECK_RC(MPI_T_pvar_session_free(&s));
+    CHECK(s == MPI_T_PVAR_SESSION_NULL, "session not reset to NULL");
+}
+
+/* The log_level cvar: read through the view, with its enum. */
+static void check_cvar(void)
+{
+    int index = -1;
+    int rc = MPI_T_cvar_get_index("ibmsg_log_level", &index);
+    CHECK(rc == MPI_SUCCESS, "cvar ibmsg_log_level: %d", rc);
+    if (rc != MPI_SUCCESS) {
+        return;
+    }
+    MPI_Datatype datatype;
+    MPI_T_enum enumtype;
+    int bind, scope, count;
+    CHECK_RC(MPI_T_cvar_get_info(index, NULL, NULL, NULL, &datatype, &enumtype, NULL, NULL, &bind,
+                                 &scope));
+    CHECK(datatype == MPI_INT, "log_level is not MPI_INT");
+    CHECK(bind == MPI_T_BIND_NO_OBJECT, "bind %d", bind);
+    MPI_T_cvar_handle h;
+    CHECK_RC(MPI_T_cvar_handle_alloc(index, NULL, &h, &count));
+    CHECK(count == 1, "count %d", count);
+    int level = -1;
+    CHECK_RC(MPI_T_cvar_read(h, &level));
+    CHECK(level >= 0, "level %d", level);
+    if (enumtype != MPI_T_ENUM_NULL) {
+        int num = 0;
+        char name[64];
+        int len = (int)sizeof(name);
+        CHECK_RC(MPI_T_enum_get_info(enumtype, &num, name, &len));
+        CHECK(num > level, "enum %s has %d items, level %d", name, num, level);
+    }
+    CHECK_RC(MPI_T_cvar_handle_free(&h));
+}
+
+static void check_errors(void)
+{
+    int n = 0, index;
+    CHECK_RC(MPI_T_pvar_get_num(&n));
+    int rc = MPI_T_pvar_get_info(n + 1000, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                 NULL, NULL, NULL);
+    CHECK(rc == MPI_T_ERR_INVALID_INDEX, "index out of range: %d", rc);
+    rc = MPI_T_cvar_get_index("ibmsg_no_such_variable", &index);
+    CHECK(rc == MPI_T_ERR_INVALID_NAME, "unknown name: %d", rc);
+    MPI_T_cvar_handle bogus = (MPI_T_cvar_handle)(void *)&index;
+    rc = MPI_T_cvar_read(bogus, &index);
+    CHECK(rc == MPI_T_ERR_INVALID_HANDLE, "garbage cvar handle: %d", rc);
+}
+
+int main(int argc, char **argv)
+{
+    int do_init = 0, no_mpi = 0, provided = -1;
+    for (int i = 1; i < argc; i++) {
+        do_init |= strcmp(argv[i], "--init") == 0;
+        no_mpi |= strcmp(argv[i], "--no-mpi") == 0;
+    }
+    int rc = MPI_T_pvar_get_num(&provided);
+    CHECK(rc == MPI_T_ERR_NOT_INITIALIZED, "before init: %d", rc);
+    CHECK_RC(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+
+    names_t before[KIND_LAST];
+    for (int k = 0; k < KIND_LAST; k++) {
+        names_take(k, &before[k], 1);
+        int ours = count_ibmsg(&before[k]);
+        int theirs = before[k].num - ours;
+        printf("%-8s total %4d  ibmsg %3d  MPI %4d\n", kind_names[k], before[k].num, ours, theirs);
+        CHECK(ours > 0 || k == KIND_CAT, "no ibmsg %ss", kind_names[k]);
+        if (no_mpi) {
+            CHECK(theirs == 0, "%d %ss that are not ibmsg's without an MPI library", theirs,
+                  kind_names[k]);
+        }
+    }
+    if (!no_mpi) {
+        CHECK(before[KIND_CVAR].num - count_ibmsg(&before[KIND_CVAR]) > 0,
+              "the MPI library's cvars are missing");
+    }
+    check_counter();
+    check_cvar();
+    check_errors();
+
+#ifndef MPIT_TOOL_NO_MPI_LIB
+    if (do_init) {
+        int level;
+        CHECK_RC(MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &level));
+        for (int k = 0; k < KIND_LAST; k++) {
+            names_t after;
+            names_take(k, &after, 0);
+            CHECK(after.num >= before[k].num, "%s count shrank", kind_names[k]);
+            int same = 0, gone = 0;
+            for (int i = 0; i < before[k].num && i < after.num; i++) {
+                if (strcmp(after.name[i], "?") == 0) {
+                    CHECK(strncmp(before[k].name[i], "ibmsg", 5) != 0, "%s %d (%s) unreadable",
+                          kind_names[k], i, before[k].name[i]);
+                    gone++;
+                    continue;
+                }
+                CHECK(strcmp(before[k].name[i], after.name[i]) == 0, "%s %d was %s, now %s",
+                      kind_names[k], i, before[k].name[i], after.name[i]);
+                same++;
+            }
+            printf("%-8s after MPI_Init: total %4d, %d of the earlier indices name the same item, "
+                   "%d the MPI library no longer describes\n",
+                   kind_names[k], after.num, same, gone);
+            names_free(&after);
+        }
+        check_counter();
+    }
+#endif
+    for (int k = 0; k < KIND_LAST; k++) {
+        names_free(&before[k]);
+    }
+    /* Open MPI 4.1 crashes in MPI_T_finalize after MPI_Finalize: finalize MPI_T first. */
+    CHECK_RC(MPI_T_finalize());
+#ifndef MPIT_TOOL_NO_MPI_LIB
+    if (do_init) {
+        MPI_Finalize();
+    }
+#endif
+    rc = MPI_T_pvar_get_num(&provided);
+    CHECK(rc == MPI_T_ERR_NOT_INITIALIZED, "after finalize: %d", rc);
+    printf("%s\n", failures == 0 ? "mpit_tool: all checks passed" : "mpit_tool: FAILED");
+    return failures == 0 ? 0 : 1;
+}
