@@ -65,9 +65,16 @@ TEST(NicRdma, Rxe0CountersFollowTraffic)
 
     ASSERT_EQ(ibmsg_t_pvar_start_list(s, 4, h), IBMSG_T_SUCCESS);
     // 100 round trips of 4096 B (4 packets each way at IB MTU 1024, 1 at 4096), and their acks.
-    int rc = system("ibv_rc_pingpong -d rxe0 -g 1 -n 100 >/dev/null 2>&1 & sleep 1; "
-                    "ibv_rc_pingpong -d rxe0 -g 1 -n 100 localhost >/dev/null 2>&1; rc=$?; "
-                    "wait; exit $rc");
+    // The client retries until the server listens (a slow guest may take seconds to start it);
+    // timeouts make a failure a failed test, never a hang.
+    int rc = system("P='ibv_rc_pingpong -d rxe0 -g 1 -n 100 -p 18777';"
+                    "timeout 120 $P >/dev/null 2>&1 & srv=$!; ok=0; i=0;"
+                    "while [ $i -lt 60 ]; do"
+                    "  if timeout 60 $P localhost >/dev/null 2>&1; then ok=1; break; fi;"
+                    "  i=$((i+1)); sleep 0.5;"
+                    "done;"
+                    "[ $ok = 1 ] || kill $srv 2>/dev/null; wait $srv; srv_rc=$?;"
+                    "[ $ok = 1 ] && [ $srv_rc = 0 ]");
     ASSERT_EQ(rc, 0) << "ibv_rc_pingpong failed";
     // hw_counters are cached for lifespan ms: wait that long so the reading is fresh.
     struct timespec ts = {0, (long)(lifespan + 2) * 1000000L};
