@@ -111,13 +111,6 @@ int cnt_slot_alloc(cnt_slots_t *s, uint32_t *idx, void **slot);
 uintptr_t cnt_slot_publish(cnt_slots_t *s, uint32_t idx);
 /** Invalidate a slot and put it on the free list (lock held). */
 void cnt_slot_release(cnt_slots_t *s, uint32_t idx);
-/** The slot a handle value names, or NULL if the value is not a live handle of s. Lock-free. */
-void *cnt_slot_lookup(const cnt_slots_t *s, uintptr_t handle, uint32_t *idx);
-/** The slot at idx (idx < num) whether live or not. */
-void *cnt_slot_at(const cnt_slots_t *s, uint32_t idx);
-/** Whether the slot still carries handle's generation (acquire). */
-int cnt_slot_still(const void *slot, uintptr_t handle);
-
 /** Keep a buffer that a lock-free reader may still use; it is never freed. Lock held. */
 void cnt_retire(void *buf);
 
@@ -165,6 +158,7 @@ typedef struct cnt_phandle {
     const cnt_pvar_t *pvar;
     void *obj;
     int count;
+    int fast_u64;        /* cumulative, one 8-byte integer: ibmsg_t_pvar_read's fast path */
     int started;         /* 0 or 1, written under the seqlock */
     int fresh;           /* watermark: not started since alloc or reset (lock) */
     int mark;            /* collected for a list operation (lock) */
@@ -194,6 +188,48 @@ typedef struct cnt_registry {
 
 extern cnt_registry_t cnt_reg;
 
+#define CNT_SLOT_GEN_MASK 0xffffffu
+
+/*
+ * The lookups below run on every ibmsg_t_pvar_read, so they are inline: a call per check cost
+ * more than the checks themselves.
+ */
+
+/** The slot at idx (idx < num) whether live or not. */
+static inline void *cnt_slot_at(const cnt_slots_t *s, uint32_t idx)
+{
+    char *c = __atomic_load_n(&s->chunks[idx >> CNT_CHUNK_BITS], __ATOMIC_ACQUIRE);
+    return c + (size_t)(idx & (CNT_CHUNK_SIZE - 1)) * s->slot_size;
+}
+
+/** The slot a handle value names, or NULL if the value is not a live handle of s. Lock-free. */
+static inline void *cnt_slot_lookup(const cnt_slots_t *s, uintptr_t handle, uint32_t *idx)
+{
+    uint32_t i = (uint32_t)handle;
+    uint32_t gen = (uint32_t)(handle >> 32) & CNT_SLOT_GEN_MASK;
+
+    if ((handle >> 56) != s->tag || (gen & 1u) == 0 ||
+        i >= __atomic_load_n(&s->num, __ATOMIC_ACQUIRE)) {
+        return NULL;
+    }
+    cnt_slot_hdr_t *h = (cnt_slot_hdr_t *)cnt_slot_at(s, i);
+    if (__atomic_load_n(&h->gen, __ATOMIC_ACQUIRE) != gen) {
+        return NULL;
+    }
+    if (idx != NULL) {
+        *idx = i;
+    }
+    return h;
+}
+
+/** Whether the slot still carries handle's generation (acquire). */
+static inline int cnt_slot_still(const void *slot, uintptr_t handle)
+{
+    const cnt_slot_hdr_t *h = (const cnt_slot_hdr_t *)slot;
+    return __atomic_load_n(&h->gen, __ATOMIC_ACQUIRE) ==
+           ((uint32_t)(handle >> 32) & CNT_SLOT_GEN_MASK);
+}
+
 void cnt_tool_lock(void);
 void cnt_tool_unlock(void);
 /** Register the built-in variables once (pthread_once). Call before taking the lock. */
@@ -201,7 +237,11 @@ void cnt_tool_ensure_builtins(void);
 /** The once-routine's body (tool_vars.c). */
 void cnt_tool_register_builtins(void);
 /** Whether the interface is initialized now (lock-free). */
-int cnt_tool_initialized(void);
+/** Whether the interface is between an init and its finalize. Lock-free. */
+static inline int cnt_tool_initialized(void)
+{
+    return __atomic_load_n(&cnt_reg.refcount, __ATOMIC_ACQUIRE) > 0;
+}
 
 /* Registration without the lazy built-in step (the built-ins use these); lock held. */
 int cnt_pvar_register_locked(const cnt_pvar_desc_t *desc, int *pvar_index);

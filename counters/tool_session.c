@@ -297,6 +297,9 @@ int ibmsg_t_pvar_handle_alloc(ibmsg_t_pvar_session_t session, int pvar_index, vo
     h->pvar = pv;
     h->obj = obj;
     h->count = n;
+    h->fast_u64 = n == 1 && value_kind(pv) == VK_CUMULATIVE &&
+                  (pv->d.datatype == IBMSG_T_UNSIGNED_LONG_LONG ||
+                   pv->d.datatype == IBMSG_T_UNSIGNED_LONG || pv->d.datatype == IBMSG_T_COUNT);
     h->started = 0;
     h->mark = 0;
     ret = handle_init_state(h);
@@ -672,7 +675,22 @@ int ibmsg_t_pvar_read(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t hand
             continue; /* a writer is inside; it holds the seqlock only briefly */
         }
         int ret = IBMSG_OK;
-        if (!__atomic_load_n(&h->started, __ATOMIC_RELAXED)) {
+        if (h->fast_u64) {
+            /* The common case (one 64-bit counter) without the per-datatype loops. */
+            uint64_t value = *(const uint64_t *)h->acc;
+            if (__atomic_load_n(&h->started, __ATOMIC_RELAXED)) {
+                uint64_t cur;
+                if (pv->d.read != NULL) {
+                    ret = pv->d.read(h->obj, 1, &cur, pv->d.ctx);
+                } else {
+                    cur = __atomic_load_n((const uint64_t *)pv->d.ctx, __ATOMIC_RELAXED);
+                }
+                if (ret == IBMSG_OK) {
+                    value += cur - *(const uint64_t *)h->base;
+                }
+            }
+            memcpy(buf, &value, sizeof(value));
+        } else if (!__atomic_load_n(&h->started, __ATOMIC_RELAXED)) {
             memcpy(buf, h->acc, bytes);
         } else {
             ret = source_read(h, buf);

@@ -40,11 +40,6 @@ void cnt_tool_ensure_builtins(void)
     pthread_once(&builtins_once, cnt_tool_register_builtins);
 }
 
-int cnt_tool_initialized(void)
-{
-    return __atomic_load_n(&cnt_reg.refcount, __ATOMIC_ACQUIRE) > 0;
-}
-
 int ibmsg_t_init_thread(int required, int *provided)
 {
     (void)required; /* every level is provided: the interface is always thread safe */

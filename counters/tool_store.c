@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SLOT_GEN_MASK 0xffffffu
+#define SLOT_GEN_MASK CNT_SLOT_GEN_MASK
 
 int cnt_table_append(cnt_table_t *t, void *entry, int *index)
 {
@@ -133,12 +133,6 @@ void cnt_idx_list_copy(const cnt_idx_list_t *l, int len, int out[])
     }
 }
 
-void *cnt_slot_at(const cnt_slots_t *s, uint32_t idx)
-{
-    char *c = __atomic_load_n(&s->chunks[idx >> CNT_CHUNK_BITS], __ATOMIC_ACQUIRE);
-    return c + (size_t)(idx & (CNT_CHUNK_SIZE - 1)) * s->slot_size;
-}
-
 int cnt_slot_alloc(cnt_slots_t *s, uint32_t *idx, void **slot)
 {
     uint32_t cap = s->max_live != 0 ? s->max_live : CNT_MAX_CHUNKS * CNT_CHUNK_SIZE;
@@ -187,31 +181,6 @@ void cnt_slot_release(cnt_slots_t *s, uint32_t idx)
     h->next_free = s->free_head;
     s->free_head = idx;
     s->live--;
-}
-
-void *cnt_slot_lookup(const cnt_slots_t *s, uintptr_t handle, uint32_t *idx)
-{
-    uint32_t i = (uint32_t)handle;
-    uint32_t gen = (uint32_t)(handle >> 32) & SLOT_GEN_MASK;
-
-    if ((handle >> 56) != s->tag || (gen & 1u) == 0 ||
-        i >= __atomic_load_n(&s->num, __ATOMIC_ACQUIRE)) {
-        return NULL;
-    }
-    cnt_slot_hdr_t *h = cnt_slot_at(s, i);
-    if (__atomic_load_n(&h->gen, __ATOMIC_ACQUIRE) != gen) {
-        return NULL;
-    }
-    if (idx != NULL) {
-        *idx = i;
-    }
-    return h;
-}
-
-int cnt_slot_still(const void *slot, uintptr_t handle)
-{
-    const cnt_slot_hdr_t *h = slot;
-    return __atomic_load_n(&h->gen, __ATOMIC_ACQUIRE) == ((uint32_t)(handle >> 32) & SLOT_GEN_MASK);
 }
 
 typedef struct retired_buf {

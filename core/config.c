@@ -1,0 +1,273 @@
+/* Context settings: control variables and info hints (see config.h). */
+#include "core/config.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <ibmsg/status.h>
+#include <ibmsg/tool.h>
+
+#include "counters/registry.h"
+#include "util/log.h"
+#include "util/parse.h"
+
+typedef struct config_int_desc {
+    const char *name;
+    size_t offset;
+    int64_t min, max;
+    const char *desc;
+} config_int_desc_t;
+
+static const config_int_desc_t config_ints[] = {
+#define CORE_CONFIG_DESC(field, name, def, min, max, desc) \
+    {name, offsetof(core_config_t, field), min, max, desc},
+    CORE_CONFIG_INT_LIST(CORE_CONFIG_DESC)
+#undef CORE_CONFIG_DESC
+};
+
+#define CONFIG_NINTS (sizeof(config_ints) / sizeof(config_ints[0]))
+
+/*
+ * The control variables' values: the defaults of every new context. config_lock protects them
+ * and config_contexts (contexts alive), so a write cannot slip in while a context is created.
+ */
+static core_config_t config_cvars = {.device = "",
+#define CORE_CONFIG_DEFAULT(field, name, def, min, max, desc) .field = def,
+                                     CORE_CONFIG_INT_LIST(CORE_CONFIG_DEFAULT)
+#undef CORE_CONFIG_DEFAULT
+};
+static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
+static int config_contexts;
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+
+static int64_t *config_field(core_config_t *cfg, const config_int_desc_t *d)
+{
+    return (int64_t *)((char *)cfg + d->offset);
+}
+
+static int cvar_read_int(void *obj, void *buf, void *ctx)
+{
+    const config_int_desc_t *d = ctx;
+
+    (void)obj;
+    pthread_mutex_lock(&config_lock);
+    *(long long *)buf = *config_field(&config_cvars, d);
+    pthread_mutex_unlock(&config_lock);
+    return IBMSG_OK;
+}
+
+/* Settings are fixed while a context lives: set them before, or give hints per context. */
+static int cvar_write_int(void *obj, const void *buf, void *ctx)
+{
+    const config_int_desc_t *d = ctx;
+    long long v = *(const long long *)buf;
+    int ret = IBMSG_OK;
+
+    (void)obj;
+    if (v < d->min || v > d->max) {
+        return IBMSG_T_ERR_INVALID;
+    }
+    pthread_mutex_lock(&config_lock);
+    if (config_contexts > 0) {
+        ret = IBMSG_T_ERR_CVAR_SET_NOT_NOW;
+    } else {
+        *config_field(&config_cvars, d) = v;
+    }
+    pthread_mutex_unlock(&config_lock);
+    return ret;
+}
+
+static int cvar_read_device(void *obj, void *buf, void *ctx)
+{
+    (void)obj, (void)ctx;
+    pthread_mutex_lock(&config_lock);
+    memcpy(buf, config_cvars.device, sizeof(config_cvars.device));
+    pthread_mutex_unlock(&config_lock);
+    return IBMSG_OK;
+}
+
+static int cvar_write_device(void *obj, const void *buf, void *ctx)
+{
+    int ret = IBMSG_OK;
+
+    (void)obj, (void)ctx;
+    if (memchr(buf, '\0', CORE_CONFIG_DEVICE_MAX) == NULL) {
+        return IBMSG_T_ERR_INVALID;
+    }
+    pthread_mutex_lock(&config_lock);
+    if (config_contexts > 0) {
+        ret = IBMSG_T_ERR_CVAR_SET_NOT_NOW;
+    } else {
+        strcpy(config_cvars.device, buf);
+    }
+    pthread_mutex_unlock(&config_lock);
+    return ret;
+}
+
+static void check_reg(int ret, const char *what)
+{
+    if (ret != IBMSG_OK) {
+        util_error("core: cannot register %s: %s", what, ibmsg_status_string(ret));
+    }
+}
+
+/* Register the categories and control variables once; the registry applies IBMSG_<NAME>. */
+static void config_register(void)
+{
+    int index;
+    cnt_cvar_desc_t dev = {
+        .name = "device",
+        .datatype = IBMSG_T_CHAR,
+        .verbosity = IBMSG_T_VERBOSITY_USER_BASIC,
+        .bind = IBMSG_T_BIND_NO_OBJECT,
+        .scope = IBMSG_T_SCOPE_LOCAL,
+        .count = CORE_CONFIG_DEVICE_MAX,
+        .category = "verbs",
+        .desc = "RDMA device name for new contexts (empty: the first with an ACTIVE port)",
+        .read = cvar_read_device,
+        .write = cvar_write_device,
+        .ctx = &config_cvars,
+    };
+
+    check_reg(cnt_category_register("core", "Messaging core: eager protocol, matching, credits",
+                                    "ibmsg", &index),
+              "category core");
+    check_reg(
+        cnt_category_register("verbs", "Verbs layer: device, queues, completions", "ibmsg", &index),
+        "category verbs");
+    check_reg(cnt_cvar_register(&dev, &index), "cvar device");
+    for (size_t i = 0; i < CONFIG_NINTS; i++) {
+        const config_int_desc_t *d = &config_ints[i];
+        cnt_cvar_desc_t cv = {
+            .name = d->name,
+            .datatype = IBMSG_T_COUNT,
+            .verbosity = IBMSG_T_VERBOSITY_TUNER_BASIC,
+            .bind = IBMSG_T_BIND_NO_OBJECT,
+            .scope = IBMSG_T_SCOPE_LOCAL,
+            .count = 1,
+            .category = strncmp(d->name, "core_", 5) == 0 ? "core" : "verbs",
+            .desc = d->desc,
+            .read = cvar_read_int,
+            .write = cvar_write_int,
+            .ctx = (void *)d,
+        };
+        check_reg(cnt_cvar_register(&cv, &index), d->name);
+    }
+}
+
+void core_config_init(void)
+{
+    pthread_once(&config_once, config_register);
+}
+
+int core_config_check(const char *name, int64_t value)
+{
+    for (size_t i = 0; i < CONFIG_NINTS; i++) {
+        if (strcmp(config_ints[i].name, name) == 0) {
+            return value >= config_ints[i].min && value <= config_ints[i].max;
+        }
+    }
+    return 0;
+}
+
+/* One integer hint: an integer, or a string holding one. */
+static int hint_int(ibmsg_info_t info, const config_int_desc_t *d, int64_t *value)
+{
+    ibmsg_info_type_t type;
+    int ret = ibmsg_info_get_type(info, d->name, &type);
+    long long v;
+
+    if (ret != IBMSG_OK) {
+        return ret; /* IBMSG_ERR_NOT_FOUND: no hint */
+    }
+    if (type == IBMSG_INFO_TYPE_INT) {
+        int64_t i64;
+        ret = ibmsg_info_get_int(info, d->name, &i64);
+        v = i64;
+    } else if (type == IBMSG_INFO_TYPE_STRING) {
+        char s[32];
+        int len = sizeof(s);
+        ret = ibmsg_info_get_string(info, d->name, s, &len);
+        if (ret == IBMSG_OK) {
+            ret = util_parse_ll(s, INT64_MIN, INT64_MAX, &v);
+            ret = ret == IBMSG_ERR_INVALID ? IBMSG_ERR_WRONG_TYPE : ret;
+        }
+    } else {
+        ret = IBMSG_ERR_WRONG_TYPE;
+    }
+    if (ret != IBMSG_OK) {
+        util_error("hint %s: not an integer", d->name);
+        return ret;
+    }
+    if (v < d->min || v > d->max) {
+        util_error("hint %s = %lld: out of range [%lld, %lld]", d->name, v, (long long)d->min,
+                   (long long)d->max);
+        return IBMSG_ERR_OUT_OF_RANGE;
+    }
+    *value = v;
+    return IBMSG_OK;
+}
+
+static int hints_apply(ibmsg_info_t info, core_config_t *cfg)
+{
+    ibmsg_info_type_t type;
+    int ret = ibmsg_info_get_type(info, "device", &type);
+
+    if (ret == IBMSG_OK) {
+        int len = (int)sizeof(cfg->device);
+        char name[CORE_CONFIG_DEVICE_MAX + 1];
+        if (type != IBMSG_INFO_TYPE_STRING) {
+            util_error("hint device: not a string");
+            return IBMSG_ERR_WRONG_TYPE;
+        }
+        len = (int)sizeof(name);
+        ret = ibmsg_info_get_string(info, "device", name, &len);
+        if (ret != IBMSG_OK || strlen(name) >= sizeof(cfg->device)) {
+            util_error("hint device: longer than %d bytes", CORE_CONFIG_DEVICE_MAX - 1);
+            return IBMSG_ERR_OUT_OF_RANGE;
+        }
+        strcpy(cfg->device, name);
+    } else if (ret != IBMSG_ERR_NOT_FOUND) {
+        return ret;
+    }
+    for (size_t i = 0; i < CONFIG_NINTS; i++) {
+        int64_t v;
+        ret = hint_int(info, &config_ints[i], &v);
+        if (ret == IBMSG_OK) {
+            *config_field(cfg, &config_ints[i]) = v;
+        } else if (ret != IBMSG_ERR_NOT_FOUND) {
+            return ret;
+        }
+    }
+    return IBMSG_OK;
+}
+
+int core_config_acquire(ibmsg_info_t info, core_config_t *cfg)
+{
+    core_config_t c;
+    int ret = IBMSG_OK;
+
+    core_config_init();
+    pthread_mutex_lock(&config_lock);
+    c = config_cvars;
+    pthread_mutex_unlock(&config_lock);
+    if (info != IBMSG_INFO_NULL) {
+        ret = hints_apply(info, &c);
+    }
+    if (ret != IBMSG_OK) {
+        return ret;
+    }
+    pthread_mutex_lock(&config_lock);
+    config_contexts++;
+    pthread_mutex_unlock(&config_lock);
+    *cfg = c;
+    return IBMSG_OK;
+}
+
+void core_config_release(void)
+{
+    pthread_mutex_lock(&config_lock);
+    config_contexts--;
+    pthread_mutex_unlock(&config_lock);
+}

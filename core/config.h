@@ -1,0 +1,67 @@
+/*
+ * The tunables of a context, declared once (X-macro: field, name, default, min, max,
+ * description). Each is a control variable (environment IBMSG_<NAME>) whose value is the default
+ * of every context created afterwards; info hints of the same name override it for one context.
+ */
+#ifndef IBMSG_CORE_CONFIG_H
+#define IBMSG_CORE_CONFIG_H
+
+#include <stdint.h>
+
+#include <ibmsg/info.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CORE_CONFIG_INT_LIST(X)                                                                \
+    X(port, "port", 0, 0, 255, "RDMA port number (1-based); 0: the first ACTIVE port")         \
+    X(gid_index, "gid_index", -1, -1, 255,                                                     \
+      "GID table index; -1: the RoCE v2 IPv4-mapped GID on RoCE, none on IB")                  \
+    X(eager_limit, "core_eager_limit", 8192, 0, 1048576,                                       \
+      "largest message in bytes (eager protocol: also the receive buffer size)")               \
+    X(inline_limit, "core_inline_limit", 200, 0, 1024,                                         \
+      "messages of up to this many bytes go inline (capped by the device's max_inline)")       \
+    X(credits, "core_credits", 64, 4, 4096, "receive buffers posted per endpoint (credits)")   \
+    X(sq_depth, "core_sq_depth", 128, 8, 16384, "send queue entries per endpoint")             \
+    X(signal_interval, "core_signal_interval", 16, 1, 1024,                                    \
+      "request a send completion every this many sends (at most half the send queue)")         \
+    X(poll_batch, "core_poll_batch", 16, 1, 64, "completions taken per CQ poll")               \
+    X(cq_size, "core_cq_size", 4096, 64, 32767, "entries of each completion queue")            \
+    X(timeout, "verbs_timeout", 14, 1, 31, "RC local ACK timeout, 4.096 us * 2^value")         \
+    X(retry_cnt, "verbs_retry_cnt", 7, 0, 7, "RC transport retries")                           \
+    X(rnr_retry, "verbs_rnr_retry", 7, 0, 7, "RC RNR retries (7: forever; credits avoid RNR)") \
+    X(min_rnr_timer, "verbs_min_rnr_timer", 12, 0, 31, "RC minimal RNR NAK timer (IB encoding)")
+
+#define CORE_CONFIG_DEVICE_MAX 64
+
+typedef struct core_config {
+    char device[CORE_CONFIG_DEVICE_MAX]; /* "device": name, "" = any */
+#define CORE_CONFIG_FIELD(field, name, def, min, max, desc) int64_t field;
+    CORE_CONFIG_INT_LIST(CORE_CONFIG_FIELD)
+#undef CORE_CONFIG_FIELD
+} core_config_t;
+
+/** Register the control variables (once; every context creation does it too). */
+void core_config_init(void);
+
+/**
+ * The settings for a new context: the control variables' current values, then info's hints
+ * (IBMSG_INFO_NULL: none). A hint out of range is IBMSG_ERR_OUT_OF_RANGE, one of the wrong type
+ * IBMSG_ERR_WRONG_TYPE (integers may also be given as decimal strings); both are logged. On
+ * success a context now exists: control variable writes give SET_NOT_NOW until
+ * core_config_release.
+ */
+int core_config_acquire(ibmsg_info_t info, core_config_t *cfg);
+
+/** A context is gone (pairs with a successful core_config_acquire). */
+void core_config_release(void);
+
+/** Whether value is in the range of the integer setting called name (for the cvar writes). */
+int core_config_check(const char *name, int64_t value);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,133 @@
+/* Contexts: device, completion queues, buffer pools and the matching queues of one thread. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "util/log.h"
+
+/* Receive buffers come in chunks of this many at least (one registration each). */
+#define CORE_POOL_CHUNK_MIN 64
+
+int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
+{
+    verbs_dev_params_t dp;
+    ibmsg_context_t ctx;
+    uint32_t chunk;
+    int status;
+
+    if (ctx_p == NULL) {
+        return IBMSG_ERR_INVALID;
+    }
+    /* Aligned so the counters block owns its cache lines. */
+    ctx = aligned_alloc(UTIL_FALSE_SHARING_GAP, (sizeof(*ctx) + UTIL_FALSE_SHARING_GAP - 1) &
+                                                    ~(size_t)(UTIL_FALSE_SHARING_GAP - 1));
+    if (ctx == NULL) {
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    memset(ctx, 0, sizeof(*ctx));
+    status = core_config_acquire(info, &ctx->cfg);
+    core_counters_init();
+    if (status != IBMSG_OK) {
+        goto err_free_ctx;
+    }
+    dp.name = ctx->cfg.device[0] != '\0' ? ctx->cfg.device : NULL;
+    dp.port = (int)ctx->cfg.port;
+    dp.gid_index = (int)ctx->cfg.gid_index;
+    status = verbs_dev_open(&dp, &ctx->dev);
+    if (status != IBMSG_OK) {
+        goto err_release_config;
+    }
+    status = verbs_cq_create(ctx->dev, (int)ctx->cfg.cq_size, &ctx->scq);
+    if (status != IBMSG_OK) {
+        goto err_close_dev;
+    }
+    status = verbs_cq_create(ctx->dev, (int)ctx->cfg.cq_size, &ctx->rcq);
+    if (status != IBMSG_OK) {
+        goto err_destroy_scq;
+    }
+    ctx->eager_limit = (uint32_t)ctx->cfg.eager_limit;
+    ctx->buf_size = (uint32_t)sizeof(core_wire_hdr_t) + ctx->eager_limit;
+    chunk = UTIL_MAX((uint32_t)ctx->cfg.credits, (uint32_t)CORE_POOL_CHUNK_MIN);
+    status = verbs_pool_create(ctx->dev, "recv", ctx->buf_size, sizeof(core_rdesc_t), chunk, 0,
+                               &ctx->rpool);
+    if (status != IBMSG_OK) {
+        goto err_destroy_rcq;
+    }
+    chunk = UTIL_MAX((uint32_t)ctx->cfg.sq_depth, (uint32_t)CORE_POOL_CHUNK_MIN);
+    status = verbs_pool_create(ctx->dev, "send", ctx->buf_size, sizeof(verbs_buf_t), chunk, 0,
+                               &ctx->spool);
+    if (status != IBMSG_OK) {
+        goto err_destroy_rpool;
+    }
+    core_mq_init(&ctx->mq, &ctx->cnt);
+    *ctx_p = ctx;
+    return IBMSG_OK;
+
+err_destroy_rpool:
+    verbs_pool_destroy(ctx->rpool);
+err_destroy_rcq:
+    verbs_cq_destroy(ctx->rcq);
+err_destroy_scq:
+    verbs_cq_destroy(ctx->scq);
+err_close_dev:
+    verbs_dev_close(ctx->dev);
+err_release_config:
+    core_config_release();
+err_free_ctx:
+    free(ctx);
+    return status;
+}
+
+int ibmsg_context_destroy(ibmsg_context_t ctx)
+{
+    if (ctx == NULL) {
+        return IBMSG_ERR_INVALID;
+    }
+    while (ctx->eps != NULL) {
+        ibmsg_ep_destroy(ctx->eps);
+    }
+    core_req_free_all(ctx);
+    verbs_pool_destroy(ctx->spool);
+    verbs_pool_destroy(ctx->rpool);
+    verbs_cq_destroy(ctx->rcq);
+    verbs_cq_destroy(ctx->scq);
+    while (ctx->zombies != NULL) {
+        struct ibmsg_ep_s *ep = ctx->zombies;
+        ctx->zombies = ep->next;
+        free(ep->repost);
+        free(ep->sring);
+        free(ep);
+    }
+    verbs_dev_close(ctx->dev);
+    free(ctx);
+    core_config_release();
+    return IBMSG_OK;
+}
+
+int ibmsg_context_query(ibmsg_context_t ctx, ibmsg_context_attr_t *attr)
+{
+    const verbs_dev_info_t *info;
+
+    if (ctx == NULL || attr == NULL) {
+        return IBMSG_ERR_INVALID;
+    }
+    info = verbs_dev_info(ctx->dev);
+    memset(attr, 0, sizeof(*attr));
+    memcpy(attr->device, info->name, sizeof(attr->device));
+    attr->port = info->port;
+    attr->gid_index = info->gid_index;
+    attr->eager_limit = ctx->eager_limit;
+    attr->inline_limit =
+        ctx->eps != NULL && ctx->eps->inline_max > 0 ? (size_t)ctx->eps->inline_max : 0;
+    attr->credits = (uint32_t)ctx->cfg.credits;
+    attr->path_mtu = verbs_mtu_bytes(info->active_mtu);
+    return IBMSG_OK;
+}
+
+int ibmsg_context_progress(ibmsg_context_t ctx, int *events)
+{
+    if (ctx == NULL) {
+        return IBMSG_ERR_INVALID;
+    }
+    return core_progress(ctx, events);
+}

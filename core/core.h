@@ -1,0 +1,155 @@
+/*
+ * Private to core/: the structures behind the public handles and the functions the core's
+ * files share. One context is used by one thread at a time, so nothing here is locked.
+ */
+#ifndef IBMSG_CORE_CORE_H
+#define IBMSG_CORE_CORE_H
+
+#include <stdint.h>
+
+#include <ibmsg/ibmsg.h>
+
+#include "core/config.h"
+#include "core/core_counters.h"
+#include "core/credit.h"
+#include "core/match.h"
+#include "core/wire.h"
+#include "verbs/cq.h"
+#include "verbs/device.h"
+#include "verbs/pool.h"
+#include "verbs/qp.h"
+
+/* Version of the endpoint address blob (core part; the verbs part has its own). */
+#define CORE_EP_ADDR_VERSION 1
+#define CORE_EP_ADDR_HDR     12
+
+/* A receive bounce buffer: posted to an endpoint's RQ, or held in the unexpected queue. */
+typedef struct core_rdesc {
+    verbs_buf_t buf; /* first: the pool's part */
+    core_mq_entry_t mq;
+    struct ibmsg_ep_s *ep;
+    uint32_t length; /* payload bytes, while unexpected */
+} core_rdesc_t;
+
+/* One send-queue entry of an endpoint: its bounce buffer (NULL when inline). */
+typedef struct core_sslot {
+    struct ibmsg_ep_s *ep;
+    verbs_buf_t *buf;
+} core_sslot_t;
+
+typedef enum core_req_state {
+    CORE_REQ_FREE = 0,
+    CORE_REQ_POSTED, /* receive in the posted queue, or send waiting in its endpoint's queue */
+    CORE_REQ_COMPLETE,
+} core_req_state_t;
+
+typedef enum core_req_type {
+    CORE_REQ_SEND = 1,
+    CORE_REQ_RECV,
+} core_req_type_t;
+
+struct ibmsg_request_s {
+    core_mq_entry_t mq; /* posted queue (receives) or the endpoint's pending sends */
+    struct ibmsg_context_s *ctx;
+    struct ibmsg_ep_s *ep;
+    void *buf;
+    size_t len;
+    uint8_t type;
+    uint8_t state;
+    ibmsg_tag_status_t status;
+    struct ibmsg_request_s *free_next;
+};
+
+typedef enum core_ep_state {
+    CORE_EP_CREATED = 0,
+    CORE_EP_CONNECTED,
+    CORE_EP_FAILED,
+    CORE_EP_CLOSING,
+} core_ep_state_t;
+
+struct ibmsg_ep_s {
+    struct ibmsg_context_s *ctx;
+    verbs_qp_t *qp;
+    uint32_t qpn;
+    uint8_t state;
+    uint8_t dirty;       /* on the context's dirty list */
+    uint32_t tx_seq;     /* next sequence number to send */
+    uint32_t rx_seq;     /* next sequence number expected */
+    uint32_t peer_limit; /* largest payload the peer accepts */
+    core_credit_t cr;
+
+    /* Send queue: entries [sq_tail, sq_head) are posted and not known complete. */
+    core_sslot_t *sring;
+    uint32_t sq_depth; /* power of two, <= the granted depth */
+    uint32_t sq_mask;
+    uint32_t signal_interval;
+    int32_t inline_max; /* largest payload that goes inline; -1: none */
+    uint64_t sq_head;
+    uint64_t sq_tail;
+    uint64_t sq_last_signal;
+    uint32_t signals_outstanding;
+
+    /* Receive queue: rq_posted buffers posted; nrepost consumed ones wait to be reposted. */
+    uint32_t rq_depth;
+    uint32_t rq_posted;
+    uint32_t nrepost;
+    core_rdesc_t **repost;
+
+    core_mq_list_t pending; /* sends waiting for credits or send-queue room, in order */
+    uint64_t rejected_logged;
+    struct ibmsg_ep_s *dirty_next;
+    struct ibmsg_ep_s *next, *prev; /* the context's endpoints */
+};
+
+typedef struct core_req_chunk core_req_chunk_t;
+
+struct ibmsg_context_s {
+    core_counters_t cnt; /* first: its own cache lines */
+    core_config_t cfg;
+    verbs_dev_t *dev;
+    verbs_cq_t *scq;
+    verbs_cq_t *rcq;
+    verbs_pool_t *rpool;
+    verbs_pool_t *spool;
+    core_mq_t mq;
+    struct ibmsg_request_s *req_free;
+    core_req_chunk_t *req_chunks;
+    struct ibmsg_ep_s *eps;
+    struct ibmsg_ep_s *zombies; /* endpoints whose queue pair did not drain: freed last */
+    struct ibmsg_ep_s *dirty;
+    uint32_t scq_reserved;
+    uint32_t rcq_reserved;
+    uint32_t eager_limit;
+    uint32_t buf_size; /* header + eager limit */
+};
+
+/* request.c */
+struct ibmsg_request_s *core_req_alloc(struct ibmsg_context_s *ctx);
+void core_req_release(struct ibmsg_request_s *req);
+void core_req_free_all(struct ibmsg_context_s *ctx);
+static inline void core_req_complete(struct ibmsg_request_s *req, int error)
+{
+    req->status.error = error;
+    req->state = CORE_REQ_COMPLETE;
+}
+
+/* progress.c */
+int core_progress(struct ibmsg_context_s *ctx, int *events);
+void core_ep_mark_dirty(struct ibmsg_ep_s *ep);
+/** Post the endpoint's queued sends while credits and send-queue room last; return credits. */
+void core_ep_service(struct ibmsg_ep_s *ep);
+/** Post one message now (credits and room checked by the caller). */
+int core_ep_post_msg(struct ibmsg_ep_s *ep, uint8_t type, uint64_t tag, const void *buf,
+                     uint32_t len);
+/** Whether a data message may be posted on ep now. */
+static inline int core_ep_can_send(const struct ibmsg_ep_s *ep)
+{
+    return core_credit_can_send_data(&ep->cr) && ep->sq_head - ep->sq_tail < ep->sq_depth;
+}
+/** Fail an endpoint: its queued sends and the receives bound to it complete with error. */
+void core_ep_fail(struct ibmsg_ep_s *ep, int error);
+
+/* ep.c */
+int core_ep_repost(struct ibmsg_ep_s *ep);
+
+#endif

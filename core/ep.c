@@ -1,0 +1,352 @@
+/* Endpoints: one RC queue pair each, with its own receive queue (see DESIGN note below). */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/core.h"
+#include "util/log.h"
+#include "verbs/addr.h"
+
+/*
+ * Per-endpoint receive queues rather than a shared receive queue: credits are then exact per
+ * connection (the peer may send exactly as many messages as this endpoint has buffers posted),
+ * so no sender can ever hit an empty queue and no RNR retry (8 ms on rxe) can happen, and the
+ * reposting of one connection's buffers never starves another's. The price is memory that
+ * grows with the number of endpoints (credits x buffer size each); an SRQ with credit
+ * partitioning is the later answer for thousands of peers.
+ */
+
+#define CORE_EP_ADDR_SIZE     (CORE_EP_ADDR_HDR + VERBS_ADDR_PACKED_SIZE)
+#define CORE_EP_DRAIN_TIMEOUT 2 /* seconds to wait for a closing queue pair's flushes */
+
+UTIL_STATIC_ASSERT(CORE_EP_ADDR_SIZE <= IBMSG_EP_ADDRESS_MAX, "address blob fits");
+
+static uint32_t pow2_floor(uint32_t v)
+{
+    uint32_t p = 1;
+
+    while (p * 2 <= v) {
+        p *= 2;
+    }
+    return p;
+}
+
+/* Post the buffers waiting in ep->repost and count them as credits owed to the peer. */
+int core_ep_repost(ibmsg_ep_t ep)
+{
+    verbs_sge_t sges[VERBS_RECV_BATCH_MAX];
+    uint64_t ids[VERBS_RECV_BATCH_MAX];
+    ibmsg_context_t ctx = ep->ctx;
+    uint32_t done = 0;
+    int status = IBMSG_OK;
+
+    while (done < ep->nrepost) {
+        int n = (int)UTIL_MIN(ep->nrepost - done, (uint32_t)VERBS_RECV_BATCH_MAX), posted = 0;
+        for (int i = 0; i < n; i++) {
+            core_rdesc_t *d = ep->repost[done + (uint32_t)i];
+            sges[i].addr = (uintptr_t)d->buf.data;
+            sges[i].length = ctx->buf_size;
+            sges[i].lkey = d->buf.lkey;
+            ids[i] = (uintptr_t)d;
+        }
+        status = verbs_qp_post_recv(ep->qp, sges, ids, n, &posted);
+        done += (uint32_t)posted;
+        if (status != IBMSG_OK) {
+            break;
+        }
+    }
+    core_count_add(&ctx->cnt, CORE_CNT_RECV_POSTS, done);
+    ep->rq_posted += done;
+    if (ep->state == CORE_EP_CONNECTED || ep->state == CORE_EP_CREATED) {
+        core_credit_reposted(&ep->cr, done);
+    }
+    if (done < ep->nrepost) {
+        memmove(ep->repost, ep->repost + done, (ep->nrepost - done) * sizeof(ep->repost[0]));
+    }
+    ep->nrepost -= done;
+    return status;
+}
+
+int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
+{
+    verbs_qp_params_t qpp, caps;
+    ibmsg_ep_t ep;
+    uint32_t rq_depth, sq_depth;
+    int status;
+
+    if (ctx == NULL || ep_p == NULL) {
+        return IBMSG_ERR_INVALID;
+    }
+    rq_depth = (uint32_t)ctx->cfg.credits;
+    sq_depth = pow2_floor((uint32_t)ctx->cfg.sq_depth);
+    if (ctx->rcq_reserved + rq_depth > (uint32_t)verbs_cq_size(ctx->rcq) ||
+        ctx->scq_reserved + sq_depth > (uint32_t)verbs_cq_size(ctx->scq)) {
+        util_error("context: completion queues of %d entries are full (%u receive and %u send "
+                   "entries reserved); raise core_cq_size",
+                   verbs_cq_size(ctx->rcq), ctx->rcq_reserved, ctx->scq_reserved);
+        return IBMSG_ERR_NO_RESOURCE;
+    }
+    ep = calloc(1, sizeof(*ep));
+    if (ep == NULL) {
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    ep->ctx = ctx;
+    ep->sq_depth = sq_depth;
+    ep->sq_mask = sq_depth - 1;
+    ep->rq_depth = rq_depth;
+    ep->signal_interval = UTIL_MAX(1u, UTIL_MIN((uint32_t)ctx->cfg.signal_interval, sq_depth / 2));
+    core_mq_list_init(&ep->pending);
+    ep->sring = calloc(sq_depth, sizeof(*ep->sring));
+    ep->repost = calloc(rq_depth, sizeof(*ep->repost));
+    if (ep->sring == NULL || ep->repost == NULL) {
+        status = IBMSG_ERR_NO_MEMORY;
+        goto err_free;
+    }
+    for (uint32_t i = 0; i < sq_depth; i++) {
+        ep->sring[i].ep = ep;
+    }
+    qpp.sq_depth = sq_depth;
+    qpp.rq_depth = rq_depth;
+    qpp.max_inline = (uint32_t)ctx->cfg.inline_limit + (uint32_t)sizeof(core_wire_hdr_t);
+    status = verbs_qp_create(ctx->dev, ctx->scq, ctx->rcq, &qpp, &ep->qp);
+    if (status != IBMSG_OK) {
+        goto err_free;
+    }
+    verbs_qp_caps(ep->qp, &caps);
+    ep->qpn = verbs_qp_num(ep->qp);
+    ep->inline_max = caps.max_inline >= sizeof(core_wire_hdr_t)
+                         ? (int32_t)UTIL_MIN(caps.max_inline - (uint32_t)sizeof(core_wire_hdr_t),
+                                             (uint32_t)ctx->cfg.inline_limit)
+                         : -1;
+
+    /* Every receive buffer is posted before the peer can learn our address. */
+    for (uint32_t i = 0; i < rq_depth; i++) {
+        core_rdesc_t *d = (core_rdesc_t *)verbs_pool_get(ctx->rpool);
+        if (d == NULL) {
+            status = IBMSG_ERR_NO_MEMORY;
+            goto err_put_bufs;
+        }
+        d->ep = ep;
+        ep->repost[ep->nrepost++] = d;
+    }
+    core_level_add(&ctx->cnt, CORE_CNT_POOL_IN_USE, rq_depth);
+    status = core_ep_repost(ep);
+    if (status != IBMSG_OK) {
+        goto err_destroy_qp; /* the posted ones are freed with the pool at context end */
+    }
+    ep->cr.to_return = 0; /* the initial buffers are the peer's initial credits, not a return */
+    ctx->rcq_reserved += rq_depth;
+    ctx->scq_reserved += sq_depth;
+    ep->next = ctx->eps;
+    if (ctx->eps != NULL) {
+        ctx->eps->prev = ep;
+    }
+    ctx->eps = ep;
+    *ep_p = ep;
+    return IBMSG_OK;
+
+err_put_bufs:
+    while (ep->nrepost > 0) {
+        verbs_pool_put(ctx->rpool, &ep->repost[--ep->nrepost]->buf);
+    }
+err_destroy_qp:
+    verbs_qp_destroy(ep->qp);
+err_free:
+    free(ep->repost);
+    free(ep->sring);
+    free(ep);
+    return status;
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+static uint32_t get_be32(const uint8_t *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+/*
+ * Blob: version, flags (0), total size (2 bytes, big-endian), receive buffers posted (credits),
+ * largest payload accepted, then the verbs address (verbs/addr.h).
+ */
+int ibmsg_ep_address(ibmsg_ep_t ep, void *buf, size_t *len)
+{
+    uint8_t *p = buf;
+    verbs_addr_t addr;
+
+    if (ep == NULL || buf == NULL || len == NULL || *len < CORE_EP_ADDR_SIZE) {
+        return IBMSG_ERR_INVALID;
+    }
+    p[0] = CORE_EP_ADDR_VERSION;
+    p[1] = 0;
+    p[2] = 0;
+    p[3] = CORE_EP_ADDR_SIZE;
+    put_be32(p + 4, ep->rq_depth);
+    put_be32(p + 8, ep->ctx->eager_limit);
+    verbs_qp_addr(ep->qp, &addr);
+    if (verbs_addr_pack(&addr, p + CORE_EP_ADDR_HDR, VERBS_ADDR_PACKED_SIZE) != IBMSG_OK) {
+        return IBMSG_ERR_INVALID;
+    }
+    *len = CORE_EP_ADDR_SIZE;
+    return IBMSG_OK;
+}
+
+int ibmsg_ep_connect(ibmsg_ep_t ep, const void *blob, size_t len)
+{
+    const uint8_t *p = blob;
+    verbs_conn_params_t cp;
+    verbs_addr_t addr;
+    uint32_t credits, limit;
+    int status;
+
+    if (ep == NULL || blob == NULL) {
+        return IBMSG_ERR_INVALID;
+    }
+    if (ep->state != CORE_EP_CREATED) {
+        return IBMSG_ERR_BUSY;
+    }
+    if (len != CORE_EP_ADDR_SIZE || p[0] != CORE_EP_ADDR_VERSION || p[1] != 0 || p[2] != 0 ||
+        p[3] != CORE_EP_ADDR_SIZE) {
+        util_error("qp 0x%x: peer address blob of %zu bytes, version %u: expected %d bytes, "
+                   "version %d",
+                   ep->qpn, len, len > 0 ? (unsigned)p[0] : 0u, CORE_EP_ADDR_SIZE,
+                   CORE_EP_ADDR_VERSION);
+        return IBMSG_ERR_PROTOCOL;
+    }
+    credits = get_be32(p + 4);
+    limit = get_be32(p + 8);
+    if (!core_config_check("core_credits", credits) ||
+        !core_config_check("core_eager_limit", limit)) {
+        util_error("qp 0x%x: peer address blob: credits %u or eager limit %u out of range", ep->qpn,
+                   credits, limit);
+        return IBMSG_ERR_PROTOCOL;
+    }
+    status = verbs_addr_unpack(p + CORE_EP_ADDR_HDR, VERBS_ADDR_PACKED_SIZE, &addr);
+    if (status != IBMSG_OK) {
+        util_error("qp 0x%x: peer address blob: malformed queue-pair address", ep->qpn);
+        return status;
+    }
+    cp.timeout = (uint8_t)ep->ctx->cfg.timeout;
+    cp.retry_cnt = (uint8_t)ep->ctx->cfg.retry_cnt;
+    cp.rnr_retry = (uint8_t)ep->ctx->cfg.rnr_retry;
+    cp.min_rnr_timer = (uint8_t)ep->ctx->cfg.min_rnr_timer;
+    status = verbs_qp_to_rtr(ep->qp, &addr, &cp);
+    if (status == IBMSG_OK) {
+        status = verbs_qp_to_rts(ep->qp, &cp);
+    }
+    if (status != IBMSG_OK) {
+        ep->state = CORE_EP_FAILED;
+        return status;
+    }
+    core_credit_init(&ep->cr, credits, ep->rq_depth);
+    ep->peer_limit = UTIL_MIN(limit, ep->ctx->eager_limit);
+    ep->state = CORE_EP_CONNECTED;
+    util_debug("qp 0x%x: connected to qp 0x%x (credits %u, limit %u)", ep->qpn, addr.qpn, credits,
+               ep->peer_limit);
+    return IBMSG_OK;
+}
+
+static void ep_unlink_dirty(ibmsg_ep_t ep)
+{
+    ibmsg_ep_t *pp = &ep->ctx->dirty;
+
+    while (*pp != NULL) {
+        if (*pp == ep) {
+            *pp = ep->dirty_next;
+            break;
+        }
+        pp = &(*pp)->dirty_next;
+    }
+    ep->dirty = 0;
+}
+
+/* Drop the unexpected messages that came in on ep. */
+static void ep_drop_unexpected(ibmsg_ep_t ep)
+{
+    ibmsg_context_t ctx = ep->ctx;
+    core_mq_entry_t *e = ctx->mq.unexpected.head.next, *next;
+
+    for (; e != &ctx->mq.unexpected.head; e = next) {
+        next = e->next;
+        if (e->ep == ep) {
+            core_rdesc_t *d = util_container_of(e, core_rdesc_t, mq);
+            core_mq_remove_unexpected(&ctx->mq, e);
+            verbs_pool_put(ctx->rpool, &d->buf);
+            core_level_add(&ctx->cnt, CORE_CNT_POOL_IN_USE, -1);
+        }
+    }
+}
+
+static int ep_drained(const struct ibmsg_ep_s *ep)
+{
+    return ep->rq_posted == 0 && ep->signals_outstanding == 0;
+}
+
+int ibmsg_ep_destroy(ibmsg_ep_t ep)
+{
+    ibmsg_context_t ctx;
+    struct timespec start, now;
+
+    if (ep == NULL) {
+        return IBMSG_ERR_INVALID;
+    }
+    ctx = ep->ctx;
+    core_ep_fail(ep, IBMSG_ERR_CANCELED);
+    ep->state = CORE_EP_CLOSING;
+    ep_drop_unexpected(ep);
+
+    /* Flush the queue pair and take its completions, so none can name ep after it is freed. */
+    verbs_qp_to_error(ep->qp);
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while (!ep_drained(ep)) {
+        if (core_progress(ctx, NULL) != IBMSG_OK) {
+            break;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - start.tv_sec > CORE_EP_DRAIN_TIMEOUT) {
+            break;
+        }
+    }
+    ep_unlink_dirty(ep);
+    while (ep->nrepost > 0) {
+        verbs_pool_put(ctx->rpool, &ep->repost[--ep->nrepost]->buf);
+        core_level_add(&ctx->cnt, CORE_CNT_POOL_IN_USE, -1);
+    }
+    verbs_qp_destroy(ep->qp);
+    for (; ep->sq_tail != ep->sq_head; ep->sq_tail++) {
+        core_sslot_t *slot = &ep->sring[ep->sq_tail & ep->sq_mask];
+        if (slot->buf != NULL) {
+            verbs_pool_put(ctx->spool, slot->buf);
+            core_level_add(&ctx->cnt, CORE_CNT_POOL_IN_USE, -1);
+            slot->buf = NULL;
+        }
+    }
+    if (ep->prev != NULL) {
+        ep->prev->next = ep->next;
+    } else {
+        ctx->eps = ep->next;
+    }
+    if (ep->next != NULL) {
+        ep->next->prev = ep->prev;
+    }
+    ctx->rcq_reserved -= ep->rq_depth;
+    ctx->scq_reserved -= ep->sq_depth;
+    if (!ep_drained(ep)) {
+        /* Completions may still name it: keep the memory until the CQs are gone. */
+        util_warn("qp 0x%x: %u receives and %u signalled sends did not flush", ep->qpn,
+                  ep->rq_posted, ep->signals_outstanding);
+        ep->next = ctx->zombies;
+        ctx->zombies = ep;
+        return IBMSG_OK;
+    }
+    free(ep->repost);
+    free(ep->sring);
+    free(ep);
+    return IBMSG_OK;
+}

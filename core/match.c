@@ -1,0 +1,106 @@
+/* Posted and unexpected queues (see match.h). */
+#include "core/match.h"
+
+#include <stddef.h>
+
+void core_mq_list_init(core_mq_list_t *l)
+{
+    l->head.next = &l->head;
+    l->head.prev = &l->head;
+}
+
+int core_mq_list_empty(const core_mq_list_t *l)
+{
+    return l->head.next == &l->head;
+}
+
+void core_mq_list_push(core_mq_list_t *l, core_mq_entry_t *e)
+{
+    e->prev = l->head.prev;
+    e->next = &l->head;
+    l->head.prev->next = e;
+    l->head.prev = e;
+}
+
+void core_mq_list_remove(core_mq_entry_t *e)
+{
+    e->prev->next = e->next;
+    e->next->prev = e->prev;
+    e->next = e->prev = e;
+}
+
+core_mq_entry_t *core_mq_list_first(const core_mq_list_t *l)
+{
+    return core_mq_list_empty(l) ? NULL : l->head.next;
+}
+
+void core_mq_init(core_mq_t *mq, core_counters_t *cnt)
+{
+    core_mq_list_init(&mq->posted);
+    core_mq_list_init(&mq->unexpected);
+    mq->cnt = cnt;
+}
+
+static inline int tag_matches(uint64_t msg_tag, uint64_t recv_tag, uint64_t mask)
+{
+    return ((msg_tag ^ recv_tag) & mask) == 0;
+}
+
+core_mq_entry_t *core_mq_match_arrival(core_mq_t *mq, const void *ep, uint64_t tag)
+{
+    uint64_t attempts = 0;
+
+    for (core_mq_entry_t *e = mq->posted.head.next; e != &mq->posted.head; e = e->next) {
+        attempts++;
+        if ((e->ep == NULL || e->ep == ep) && tag_matches(tag, e->tag, e->mask)) {
+            core_mq_list_remove(e);
+            core_count_add(mq->cnt, CORE_CNT_MATCH_ATTEMPTS, attempts);
+            core_level_add(mq->cnt, CORE_CNT_POSTED_LEN, -1);
+            return e;
+        }
+    }
+    core_count_add(mq->cnt, CORE_CNT_MATCH_ATTEMPTS, attempts);
+    return NULL;
+}
+
+void core_mq_push_unexpected(core_mq_t *mq, core_mq_entry_t *e)
+{
+    core_mq_list_push(&mq->unexpected, e);
+    core_count_inc(mq->cnt, CORE_CNT_UNEXPECTED_MSGS);
+    core_level_add(mq->cnt, CORE_CNT_UNEXPECTED_LEN, 1);
+}
+
+core_mq_entry_t *core_mq_match_posted(core_mq_t *mq, const void *ep, uint64_t tag, uint64_t mask)
+{
+    uint64_t attempts = 0;
+
+    for (core_mq_entry_t *e = mq->unexpected.head.next; e != &mq->unexpected.head; e = e->next) {
+        attempts++;
+        if ((ep == NULL || e->ep == ep) && tag_matches(e->tag, tag, mask)) {
+            core_mq_list_remove(e);
+            core_count_add(mq->cnt, CORE_CNT_MATCH_ATTEMPTS, attempts);
+            core_level_add(mq->cnt, CORE_CNT_UNEXPECTED_LEN, -1);
+            return e;
+        }
+    }
+    core_count_add(mq->cnt, CORE_CNT_MATCH_ATTEMPTS, attempts);
+    return NULL;
+}
+
+void core_mq_push_posted(core_mq_t *mq, core_mq_entry_t *e)
+{
+    core_mq_list_push(&mq->posted, e);
+    core_level_add(mq->cnt, CORE_CNT_POSTED_LEN, 1);
+}
+
+void core_mq_remove_posted(core_mq_t *mq, core_mq_entry_t *e)
+{
+    core_mq_list_remove(e);
+    core_level_add(mq->cnt, CORE_CNT_POSTED_LEN, -1);
+}
+
+void core_mq_remove_unexpected(core_mq_t *mq, core_mq_entry_t *e)
+{
+    core_mq_list_remove(e);
+    core_level_add(mq->cnt, CORE_CNT_UNEXPECTED_LEN, -1);
+}

@@ -1,0 +1,71 @@
+/*
+ * Tag matching of one context: the posted-receive queue (in posting order) and the
+ * unexpected-message queue (in arrival order). A receive matches a message when its endpoint
+ * is the message's or NULL (any) and (message tag ^ receive tag) & mask is 0. Searching the
+ * posted queue in order for each arrival, and the unexpected queue in order for each new
+ * receive, gives MPI's non-overtaking rule (RC delivers each connection in order).
+ * Entries are embedded in requests and receive descriptors: no allocation here.
+ */
+#ifndef IBMSG_CORE_MATCH_H
+#define IBMSG_CORE_MATCH_H
+
+#include <stdint.h>
+
+#include "core/core_counters.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct core_mq_entry {
+    struct core_mq_entry *next;
+    struct core_mq_entry *prev;
+    const void *ep; /* posted: NULL = any endpoint; unexpected: the arrival's endpoint */
+    uint64_t tag;
+    uint64_t mask; /* posted only */
+} core_mq_entry_t;
+
+/* A circular list with a sentinel. */
+typedef struct core_mq_list {
+    core_mq_entry_t head;
+} core_mq_list_t;
+
+typedef struct core_mq {
+    core_mq_list_t posted;
+    core_mq_list_t unexpected;
+    core_counters_t *cnt; /* POSTED_LEN, UNEXPECTED_LEN, MATCH_ATTEMPTS, UNEXPECTED_MSGS */
+} core_mq_t;
+
+void core_mq_list_init(core_mq_list_t *l);
+int core_mq_list_empty(const core_mq_list_t *l);
+void core_mq_list_push(core_mq_list_t *l, core_mq_entry_t *e);
+void core_mq_list_remove(core_mq_entry_t *e);
+/** The first entry, or NULL when empty. */
+core_mq_entry_t *core_mq_list_first(const core_mq_list_t *l);
+
+/** Initialise empty queues counting into cnt. */
+void core_mq_init(core_mq_t *mq, core_counters_t *cnt);
+
+/** An arrival from ep with tag: the first posted receive it matches, dequeued, or NULL. */
+core_mq_entry_t *core_mq_match_arrival(core_mq_t *mq, const void *ep, uint64_t tag);
+
+/** Queue an arrival nobody waited for (e->ep, e->tag set by the caller). */
+void core_mq_push_unexpected(core_mq_t *mq, core_mq_entry_t *e);
+
+/** A new receive (ep or NULL, tag, mask): the first unexpected message it matches, dequeued. */
+core_mq_entry_t *core_mq_match_posted(core_mq_t *mq, const void *ep, uint64_t tag, uint64_t mask);
+
+/** Queue a receive that found nothing (e->ep, tag, mask set by the caller). */
+void core_mq_push_posted(core_mq_t *mq, core_mq_entry_t *e);
+
+/** Take a posted receive out (cancel). */
+void core_mq_remove_posted(core_mq_t *mq, core_mq_entry_t *e);
+
+/** Take an unexpected message out (its endpoint is going away). */
+void core_mq_remove_unexpected(core_mq_t *mq, core_mq_entry_t *e);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,324 @@
+/*
+ * Progress: batched polls of the receive and send CQs, validation and matching of arrivals,
+ * batched reposting of receive buffers, and the posting of queued sends and credit returns.
+ */
+#include <string.h>
+
+#include "core/core.h"
+#include "util/log.h"
+
+void core_ep_mark_dirty(ibmsg_ep_t ep)
+{
+    if (!ep->dirty) {
+        ep->dirty = 1;
+        ep->dirty_next = ep->ctx->dirty;
+        ep->ctx->dirty = ep;
+    }
+}
+
+static inline void ep_queue_repost(ibmsg_ep_t ep, core_rdesc_t *d)
+{
+    ep->repost[ep->nrepost++] = d;
+    core_ep_mark_dirty(ep);
+}
+
+/* Copy a message into a receive request: never more than the request's buffer holds. */
+static inline void deliver(struct ibmsg_request_s *req, ibmsg_ep_t ep, uint64_t tag,
+                           const void *data, uint32_t len)
+{
+    size_t n = len <= req->len ? len : req->len;
+
+    if (n > 0) {
+        memcpy(req->buf, data, n);
+    }
+    req->status.source = ep;
+    req->status.tag = tag;
+    req->status.length = len;
+    if (util_unlikely(len > req->len)) {
+        core_count_inc(&req->ctx->cnt, CORE_CNT_TRUNCATED_MSGS);
+        core_req_complete(req, IBMSG_ERR_TRUNCATED);
+    } else {
+        core_req_complete(req, IBMSG_OK);
+    }
+}
+
+void core_ep_fail(ibmsg_ep_t ep, int error)
+{
+    ibmsg_context_t ctx = ep->ctx;
+    core_mq_entry_t *e, *next;
+
+    if (ep->state == CORE_EP_CONNECTED || ep->state == CORE_EP_CREATED) {
+        ep->state = CORE_EP_FAILED;
+    }
+    while ((e = core_mq_list_first(&ep->pending)) != NULL) {
+        struct ibmsg_request_s *req = util_container_of(e, struct ibmsg_request_s, mq);
+        core_mq_list_remove(e);
+        core_req_complete(req, error);
+    }
+    for (e = ctx->mq.posted.head.next; e != &ctx->mq.posted.head; e = next) {
+        next = e->next;
+        if (e->ep == ep) {
+            struct ibmsg_request_s *req = util_container_of(e, struct ibmsg_request_s, mq);
+            core_mq_remove_posted(&ctx->mq, e);
+            core_req_complete(req, error);
+        }
+    }
+}
+
+static UTIL_COLD void wire_reject(ibmsg_ep_t ep, const core_wire_hdr_t *hdr, uint32_t byte_len,
+                                  core_wire_check_t check)
+{
+    core_count_inc(&ep->ctx->cnt, CORE_CNT_WIRE_REJECTED);
+    /* Log the first few per endpoint: a broken peer must not flood the log. */
+    if (ep->rejected_logged++ < 8) {
+        util_error("qp 0x%x: rejected a message of %u bytes: %s (type %u seq %u expected %u, "
+                   "length %u, credits %u)",
+                   ep->qpn, byte_len, core_wire_check_string(check),
+                   byte_len >= sizeof(*hdr) ? (unsigned)hdr->type : 0u,
+                   byte_len >= sizeof(*hdr) ? hdr->seq : 0u, ep->rx_seq,
+                   byte_len >= sizeof(*hdr) ? hdr->length : 0u,
+                   byte_len >= sizeof(*hdr) ? (unsigned)hdr->credits : 0u);
+    }
+}
+
+static UTIL_COLD void wc_error(ibmsg_ep_t ep, const verbs_wc_t *wc, const char *what)
+{
+    ibmsg_context_t ctx = ep->ctx;
+
+    if (wc->status == VERBS_WC_FLUSH &&
+        (ep->state == CORE_EP_CLOSING || ep->state == CORE_EP_FAILED)) {
+        return; /* the expected echo of a closing or failed queue pair */
+    }
+    core_count_inc(&ctx->cnt, CORE_CNT_WC_ERRORS);
+    if (wc->status == VERBS_WC_RNR_RETRY_EXC) {
+        core_count_inc(&ctx->cnt, CORE_CNT_RNR_EVENTS);
+    }
+    if (ep->state == CORE_EP_CONNECTED) {
+        util_error("qp 0x%x: %s completion with error: %s", ep->qpn, what,
+                   verbs_wc_status_string(wc->status));
+    }
+    core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
+}
+
+static void handle_recv(ibmsg_context_t ctx, const verbs_wc_t *wc)
+{
+    core_rdesc_t *d = (core_rdesc_t *)(uintptr_t)wc->wr_id;
+    ibmsg_ep_t ep = d->ep;
+    const core_wire_hdr_t *hdr = d->buf.data;
+    core_wire_check_t check;
+    core_mq_entry_t *e;
+
+    ep->rq_posted--;
+    if (util_unlikely(wc->status != VERBS_WC_SUCCESS || ep->state != CORE_EP_CONNECTED)) {
+        if (wc->status != VERBS_WC_SUCCESS) {
+            wc_error(ep, wc, "receive");
+        }
+        verbs_pool_put(ctx->rpool, &d->buf);
+        core_level_add(&ctx->cnt, CORE_CNT_POOL_IN_USE, -1);
+        return;
+    }
+    check = core_wire_validate(hdr, wc->byte_len, ep->rx_seq, core_credit_unreturned(&ep->cr),
+                               ctx->eager_limit);
+    if (util_unlikely(check != CORE_WIRE_OK)) {
+        wire_reject(ep, hdr, wc->byte_len, check);
+        ep_queue_repost(ep, d);
+        return;
+    }
+    ep->rx_seq++;
+    if (hdr->credits != 0) {
+        core_credit_grant(&ep->cr, hdr->credits);
+    }
+    if (hdr->type == CORE_WIRE_CREDIT) {
+        core_count_inc(&ctx->cnt, CORE_CNT_CREDIT_MSGS_RECVD);
+        ep_queue_repost(ep, d);
+        return;
+    }
+    core_count_inc(&ctx->cnt, CORE_CNT_MSGS_RECVD);
+    core_count_add(&ctx->cnt, CORE_CNT_BYTES_RECVD, hdr->length);
+    e = core_mq_match_arrival(&ctx->mq, ep, hdr->tag);
+    if (e != NULL) {
+        deliver(util_container_of(e, struct ibmsg_request_s, mq), ep, hdr->tag, hdr + 1,
+                hdr->length);
+        ep_queue_repost(ep, d);
+        return;
+    }
+    /* Unexpected: keep the buffer in the queue and post a fresh one in its place. */
+    d->mq.ep = ep;
+    d->mq.tag = hdr->tag;
+    d->length = hdr->length;
+    core_mq_push_unexpected(&ctx->mq, &d->mq);
+    d = (core_rdesc_t *)verbs_pool_get(ctx->rpool);
+    if (util_likely(d != NULL)) {
+        core_level_add(&ctx->cnt, CORE_CNT_POOL_IN_USE, 1);
+        d->ep = ep;
+        ep_queue_repost(ep, d);
+    } else {
+        /* Without the buffer the peer gets one credit fewer back: slower, never an RNR. */
+        util_warn("qp 0x%x: no memory for a receive buffer; %u remain posted", ep->qpn,
+                  ep->rq_posted);
+    }
+}
+
+static void handle_send(ibmsg_context_t ctx, const verbs_wc_t *wc)
+{
+    core_sslot_t *slot = (core_sslot_t *)(uintptr_t)wc->wr_id;
+    ibmsg_ep_t ep = slot->ep;
+    uint32_t idx = (uint32_t)(slot - ep->sring);
+    uint64_t last = ep->sq_tail + ((idx - ep->sq_tail) & ep->sq_mask);
+
+    /* RC completes in order: this signalled send completes every send before it. */
+    for (; ep->sq_tail <= last; ep->sq_tail++) {
+        core_sslot_t *s = &ep->sring[ep->sq_tail & ep->sq_mask];
+        if (s->buf != NULL) {
+            verbs_pool_put(ctx->spool, s->buf);
+            core_level_add(&ctx->cnt, CORE_CNT_POOL_IN_USE, -1);
+            s->buf = NULL;
+        }
+    }
+    ep->signals_outstanding--;
+    if (util_unlikely(wc->status != VERBS_WC_SUCCESS)) {
+        wc_error(ep, wc, "send");
+        return;
+    }
+    if (!core_mq_list_empty(&ep->pending)) {
+        core_ep_mark_dirty(ep);
+    }
+}
+
+int core_ep_post_msg(ibmsg_ep_t ep, uint8_t type, uint64_t tag, const void *buf, uint32_t len)
+{
+    ibmsg_context_t ctx = ep->ctx;
+    core_sslot_t *slot = &ep->sring[ep->sq_head & ep->sq_mask];
+    core_wire_hdr_t hdr;
+    verbs_sge_t sge[2];
+    verbs_buf_t *b = NULL;
+    unsigned flags = 0;
+    int nsge, status;
+
+    if ((int64_t)len > ep->inline_max) {
+        b = verbs_pool_get(ctx->spool);
+        if (util_unlikely(b == NULL)) {
+            return IBMSG_ERR_NO_RESOURCE;
+        }
+        core_level_add(&ctx->cnt, CORE_CNT_POOL_IN_USE, 1);
+    }
+    hdr.type = type;
+    hdr.flags = 0;
+    hdr.credits = core_credit_consume(&ep->cr);
+    hdr.seq = ep->tx_seq++;
+    hdr.tag = tag;
+    hdr.length = len;
+    hdr.reserved = 0;
+    if (b == NULL) {
+        /* Inline: the device copies header and payload during the post. */
+        sge[0].addr = (uintptr_t)&hdr;
+        sge[0].length = sizeof(hdr);
+        sge[0].lkey = 0;
+        sge[1].addr = (uintptr_t)buf;
+        sge[1].length = len;
+        sge[1].lkey = 0;
+        nsge = len > 0 ? 2 : 1;
+        flags = VERBS_SEND_INLINE;
+    } else {
+        memcpy(b->data, &hdr, sizeof(hdr));
+        memcpy((char *)b->data + sizeof(hdr), buf, len);
+        sge[0].addr = (uintptr_t)b->data;
+        sge[0].length = (uint32_t)sizeof(hdr) + len;
+        sge[0].lkey = b->lkey;
+        nsge = 1;
+    }
+    slot->buf = b;
+    if (ep->sq_head + 1 - ep->sq_last_signal >= ep->signal_interval) {
+        flags |= VERBS_SEND_SIGNALED;
+        ep->sq_last_signal = ep->sq_head + 1;
+        ep->signals_outstanding++;
+    }
+    status = verbs_qp_post_send(ep->qp, sge, nsge, flags, (uintptr_t)slot);
+    core_count_inc(&ctx->cnt, CORE_CNT_SEND_POSTS);
+    if (util_unlikely(status != IBMSG_OK)) {
+        if (b != NULL) {
+            verbs_pool_put(ctx->spool, b);
+            core_level_add(&ctx->cnt, CORE_CNT_POOL_IN_USE, -1);
+            slot->buf = NULL;
+        }
+        if (flags & VERBS_SEND_SIGNALED) {
+            ep->signals_outstanding--;
+        }
+        core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
+        return IBMSG_ERR_PEER_FAILED;
+    }
+    ep->sq_head++;
+    if (type == CORE_WIRE_EAGER) {
+        core_count_inc(&ctx->cnt, CORE_CNT_MSGS_SENT);
+        core_count_add(&ctx->cnt, CORE_CNT_BYTES_SENT, len);
+        core_count_inc(&ctx->cnt, b == NULL ? CORE_CNT_INLINE_MSGS_SENT : CORE_CNT_EAGER_MSGS_SENT);
+    } else {
+        core_count_inc(&ctx->cnt, CORE_CNT_CREDIT_MSGS_SENT);
+    }
+    return IBMSG_OK;
+}
+
+void core_ep_service(ibmsg_ep_t ep)
+{
+    core_mq_entry_t *e;
+
+    while ((e = core_mq_list_first(&ep->pending)) != NULL && core_ep_can_send(ep)) {
+        struct ibmsg_request_s *req = util_container_of(e, struct ibmsg_request_s, mq);
+        int status =
+            core_ep_post_msg(ep, CORE_WIRE_EAGER, req->status.tag, req->buf, (uint32_t)req->len);
+        if (status == IBMSG_ERR_NO_RESOURCE) {
+            return; /* no send buffer: retried when a send completes */
+        }
+        if (status != IBMSG_OK) {
+            return; /* the endpoint failed: core_ep_fail completed the queue */
+        }
+        core_mq_list_remove(e);
+        core_req_complete(req, IBMSG_OK);
+    }
+    if (core_credit_return_due(&ep->cr) && core_credit_can_send_return(&ep->cr) &&
+        ep->sq_head - ep->sq_tail < ep->sq_depth) {
+        core_ep_post_msg(ep, CORE_WIRE_CREDIT, 0, NULL, 0);
+    }
+}
+
+int core_progress(ibmsg_context_t ctx, int *events)
+{
+    verbs_wc_t wcs[VERBS_CQ_POLL_MAX];
+    int batch = (int)ctx->cfg.poll_batch, n, m;
+    ibmsg_ep_t ep;
+
+    n = verbs_cq_poll(ctx->rcq, batch, wcs);
+    core_count_inc(&ctx->cnt, CORE_CNT_CQ_POLLS);
+    if (util_unlikely(n < 0)) {
+        return n;
+    }
+    for (int i = 0; i < n; i++) {
+        handle_recv(ctx, &wcs[i]);
+    }
+    m = verbs_cq_poll(ctx->scq, batch, wcs);
+    core_count_inc(&ctx->cnt, CORE_CNT_CQ_POLLS);
+    if (util_unlikely(m < 0)) {
+        return m;
+    }
+    for (int i = 0; i < m; i++) {
+        handle_send(ctx, &wcs[i]);
+    }
+    core_count_add(&ctx->cnt, CORE_CNT_CQ_POLLS_EMPTY, (uint64_t)(n == 0) + (m == 0));
+    core_count_add(&ctx->cnt, CORE_CNT_COMPLETIONS, (uint64_t)(n + m));
+
+    /* Repost in post lists, then send what the new credits and send-queue room allow. */
+    while ((ep = ctx->dirty) != NULL) {
+        ctx->dirty = ep->dirty_next;
+        ep->dirty = 0;
+        if (ep->nrepost > 0 && ep->state == CORE_EP_CONNECTED && core_ep_repost(ep) != IBMSG_OK) {
+            core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
+        }
+        if (ep->state == CORE_EP_CONNECTED) {
+            core_ep_service(ep);
+        }
+    }
+    if (events != NULL) {
+        *events = n + m;
+    }
+    return IBMSG_OK;
+}

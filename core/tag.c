@@ -1,0 +1,125 @@
+/* Tagged send and receive. */
+#include <string.h>
+
+#include "core/core.h"
+#include "util/log.h"
+
+int ibmsg_tag_isend(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag,
+                    ibmsg_request_t *req_p)
+{
+    struct ibmsg_request_s *req;
+    int status;
+
+    if (util_unlikely(ep == NULL || req_p == NULL || (buf == NULL && len > 0))) {
+        return IBMSG_ERR_INVALID;
+    }
+    if (util_unlikely(ep->state != CORE_EP_CONNECTED)) {
+        return ep->state == CORE_EP_FAILED ? IBMSG_ERR_PEER_FAILED : IBMSG_ERR_INVALID;
+    }
+    if (util_unlikely(len > ep->peer_limit)) {
+        util_debug("qp 0x%x: message of %zu bytes above the eager limit %u (no rendezvous yet)",
+                   ep->qpn, len, ep->peer_limit);
+        return IBMSG_ERR_NOT_SUPPORTED;
+    }
+    req = core_req_alloc(ep->ctx);
+    if (util_unlikely(req == NULL)) {
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    req->type = CORE_REQ_SEND;
+    req->ep = ep;
+    req->buf = (void *)(uintptr_t)buf;
+    req->len = len;
+    req->status.source = ep;
+    req->status.tag = tag;
+    req->status.length = len;
+    /* Earlier queued sends go first: messages leave in the order they were started. */
+    if (util_likely(core_mq_list_empty(&ep->pending) && core_ep_can_send(ep))) {
+        status = core_ep_post_msg(ep, CORE_WIRE_EAGER, tag, buf, (uint32_t)len);
+        if (util_likely(status == IBMSG_OK)) {
+            core_req_complete(req, IBMSG_OK);
+            *req_p = req;
+            return IBMSG_OK;
+        }
+        if (status != IBMSG_ERR_NO_RESOURCE) {
+            core_req_release(req);
+            return status;
+        }
+    } else if (!core_credit_can_send_data(&ep->cr)) {
+        core_count_inc(&ep->ctx->cnt, CORE_CNT_CREDIT_STALLS);
+    }
+    req->state = CORE_REQ_POSTED;
+    core_mq_list_push(&ep->pending, &req->mq);
+    *req_p = req;
+    return IBMSG_OK;
+}
+
+int ibmsg_tag_irecv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, size_t len, uint64_t tag,
+                    uint64_t mask, ibmsg_request_t *req_p)
+{
+    struct ibmsg_request_s *req;
+    core_mq_entry_t *e;
+
+    if (util_unlikely(ctx == NULL || req_p == NULL || (buf == NULL && len > 0) ||
+                      (ep != NULL && ep->ctx != ctx))) {
+        return IBMSG_ERR_INVALID;
+    }
+    req = core_req_alloc(ctx);
+    if (util_unlikely(req == NULL)) {
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    req->type = CORE_REQ_RECV;
+    req->ep = ep;
+    req->buf = buf;
+    req->len = len;
+    e = core_mq_match_posted(&ctx->mq, ep, tag, mask);
+    if (e != NULL) {
+        core_rdesc_t *d = util_container_of(e, core_rdesc_t, mq);
+        size_t n = d->length <= len ? d->length : len;
+        if (n > 0) {
+            memcpy(buf, (const core_wire_hdr_t *)d->buf.data + 1, n);
+        }
+        req->status.source = d->ep;
+        req->status.tag = d->mq.tag;
+        req->status.length = d->length;
+        if (d->length > len) {
+            core_count_inc(&ctx->cnt, CORE_CNT_TRUNCATED_MSGS);
+            core_req_complete(req, IBMSG_ERR_TRUNCATED);
+        } else {
+            core_req_complete(req, IBMSG_OK);
+        }
+        verbs_pool_put(ctx->rpool, &d->buf);
+        core_level_add(&ctx->cnt, CORE_CNT_POOL_IN_USE, -1);
+        *req_p = req;
+        return IBMSG_OK;
+    }
+    req->mq.ep = ep;
+    req->mq.tag = tag;
+    req->mq.mask = mask;
+    req->state = CORE_REQ_POSTED;
+    core_mq_push_posted(&ctx->mq, &req->mq);
+    *req_p = req;
+    return IBMSG_OK;
+}
+
+int ibmsg_tag_send(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag)
+{
+    ibmsg_request_t req;
+    int status = ibmsg_tag_isend(ep, buf, len, tag, &req);
+
+    if (status != IBMSG_OK) {
+        return status;
+    }
+    return ibmsg_request_wait(&req, NULL);
+}
+
+int ibmsg_tag_recv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, size_t len, uint64_t tag,
+                   uint64_t mask, ibmsg_tag_status_t *status)
+{
+    ibmsg_request_t req;
+    int ret = ibmsg_tag_irecv(ctx, ep, buf, len, tag, mask, &req);
+
+    if (ret != IBMSG_OK) {
+        return ret;
+    }
+    return ibmsg_request_wait(&req, status);
+}

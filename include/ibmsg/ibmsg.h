@@ -1,0 +1,274 @@
+/*
+ * ibmsg messaging API: tagged messages between endpoints over InfiniBand / RoCE reliable
+ * connections.
+ *
+ * Objects:
+ *   context  one per thread is the fast path. It owns the device, protection domain, completion
+ *            queues and buffer pools. Nothing in it is locked: every call that takes a context,
+ *            an endpoint or a request of that context must come from one thread at a time.
+ *            Different contexts are independent and may be used by different threads at once.
+ *   endpoint one reliable connection to one peer endpoint, created in a context and connected
+ *            by exchanging address blobs over any out-of-band channel (or the TCP helper).
+ *   request  one non-blocking send or receive; completed by test / wait.
+ *
+ * Matching follows MPI: receives are matched in the order they were posted, messages in the
+ * order they arrived from each endpoint (non-overtaking); a receive matches a message when
+ * (message tag XOR receive tag) AND mask is 0 and its endpoint is the sender's or NULL (any).
+ *
+ * Protocol: eager. A message up to the eager limit (ibmsg_context_query) is copied through
+ * registered bounce buffers, or sent inline when small; larger messages are IBMSG_ERR_NOT_SUPPORTED
+ * for now. Credits make sure a sender never overruns the receiver's posted buffers.
+ *
+ * All functions return IBMSG_OK (0) or a negative ibmsg_status_t; output arguments are set only
+ * on success.
+ */
+#ifndef IBMSG_IBMSG_H
+#define IBMSG_IBMSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ibmsg/export.h>
+#include <ibmsg/info.h>
+#include <ibmsg/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ibmsg_context_s *ibmsg_context_t;
+typedef struct ibmsg_ep_s *ibmsg_ep_t;
+typedef struct ibmsg_request_s *ibmsg_request_t;
+
+#define IBMSG_CONTEXT_NULL ((ibmsg_context_t)0)
+#define IBMSG_EP_NULL      ((ibmsg_ep_t)0)
+#define IBMSG_REQUEST_NULL ((ibmsg_request_t)0)
+
+/* A mask that matches only the exact tag, and one that matches any tag. */
+#define IBMSG_TAG_MASK_EXACT UINT64_MAX
+#define IBMSG_TAG_MASK_ANY   ((uint64_t)0)
+
+/* Bytes an endpoint address blob takes at most (see ibmsg_ep_address). */
+#define IBMSG_EP_ADDRESS_MAX 64
+
+/* The completion of a request. */
+typedef struct ibmsg_tag_status {
+    ibmsg_ep_t source; /* receive: the endpoint the message came in on; send: the endpoint */
+    uint64_t tag;      /* receive: the message's tag; send: the tag sent */
+    size_t length;     /* the message's length as sent (also when truncated) */
+    int error; /* IBMSG_OK, IBMSG_ERR_TRUNCATED, IBMSG_ERR_CANCELED, IBMSG_ERR_PEER_FAILED */
+} ibmsg_tag_status_t;
+
+/* What a context was opened with. */
+typedef struct ibmsg_context_attr {
+    char device[64];     /* device name, e.g. "rxe0" */
+    int port;            /* 1-based port number */
+    int gid_index;       /* -1 on IB without GRH */
+    size_t eager_limit;  /* largest message this context sends and receives */
+    size_t inline_limit; /* messages up to this many bytes go inline (0 before an endpoint) */
+    uint32_t credits;    /* receive buffers posted per endpoint */
+    uint32_t path_mtu;   /* port MTU in bytes */
+} ibmsg_context_attr_t;
+
+/**
+ * Create a context. Settings come from the control variables (environment IBMSG_<NAME>) and,
+ * when info is not IBMSG_INFO_NULL, from hints of the same names that override them for this
+ * context: "device" (string), "port", "gid_index", "core_eager_limit", "core_inline_limit",
+ * "core_credits", "core_sq_depth", "core_signal_interval", "core_poll_batch", "core_cq_size",
+ * "verbs_timeout", "verbs_retry_cnt", "verbs_rnr_retry", "verbs_min_rnr_timer" (integers).
+ * @param info  hints, or IBMSG_INFO_NULL
+ * @param ctx   out: the context
+ * @return IBMSG_OK; IBMSG_ERR_NO_DEVICE when no device/port fits (the log names what was
+ *         found); IBMSG_ERR_OUT_OF_RANGE / IBMSG_ERR_WRONG_TYPE for a bad hint;
+ *         IBMSG_ERR_INVALID for ctx NULL.
+ * Thread safety: may be called from any thread; the new context belongs to the caller.
+ */
+IBMSG_API int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx);
+
+/**
+ * Destroy a context with all its endpoints. Requests still outstanding are freed with it and
+ * their handles become invalid.
+ * @return IBMSG_OK, IBMSG_ERR_INVALID for NULL.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_context_destroy(ibmsg_context_t ctx);
+
+/**
+ * What the context was opened with.
+ * @return IBMSG_OK, IBMSG_ERR_INVALID for NULL arguments.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_context_query(ibmsg_context_t ctx, ibmsg_context_attr_t *attr);
+
+/**
+ * Make progress: poll completions, match arrivals, repost receive buffers, post queued sends and
+ * return credits. Every blocking call and test / wait calls it; a program that only posts
+ * non-blocking operations must call it (or test) to see them complete.
+ * @param events out (may be NULL): completions handled by this call
+ * @return IBMSG_OK, or IBMSG_ERR_IO when the completion queue failed.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_context_progress(ibmsg_context_t ctx, int *events);
+
+/**
+ * Create an endpoint: a queue pair with its receive buffers posted, not yet connected.
+ * @return IBMSG_OK, IBMSG_ERR_NO_RESOURCE when the context's completion queue cannot take
+ *         another endpoint, IBMSG_ERR_INVALID for NULL arguments.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep);
+
+/**
+ * Write this endpoint's address blob (at most IBMSG_EP_ADDRESS_MAX bytes) for the peer.
+ * @param buf  where to write it
+ * @param len  in: size of buf; out: bytes written
+ * @return IBMSG_OK, IBMSG_ERR_INVALID for NULL arguments or a buffer that is too small.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_ep_address(ibmsg_ep_t ep, void *buf, size_t *len);
+
+/**
+ * Connect the endpoint to the peer whose blob is given. The blob is untrusted: a malformed,
+ * truncated or other-version blob is IBMSG_ERR_PROTOCOL and leaves the endpoint unconnected.
+ * The peer must have created its endpoint (so its receives are posted) before this side sends;
+ * the TCP helper's ibmsg_oob_ep_connect also synchronises the two sides.
+ * @return IBMSG_OK, IBMSG_ERR_PROTOCOL, IBMSG_ERR_BUSY when already connected,
+ *         IBMSG_ERR_INVALID for NULL arguments, or a device error.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_ep_connect(ibmsg_ep_t ep, const void *blob, size_t len);
+
+/**
+ * Destroy an endpoint. Its outstanding requests complete with IBMSG_ERR_CANCELED (their handles
+ * stay valid until test / wait frees them).
+ * @return IBMSG_OK, IBMSG_ERR_INVALID for NULL.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_ep_destroy(ibmsg_ep_t ep);
+
+/**
+ * Start a send of len bytes from buf with tag to the peer of ep. The buffer must not be changed
+ * until the request completes (eager sends complete as soon as the data is copied or inlined).
+ * @param req out: the request; free it by completing it with test / wait
+ * @return IBMSG_OK; IBMSG_ERR_NOT_SUPPORTED when len exceeds the eager limit (no rendezvous
+ *         yet); IBMSG_ERR_INVALID for NULL arguments, buf NULL with len > 0, or an endpoint
+ *         that is not connected; IBMSG_ERR_PEER_FAILED when the connection has failed.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_tag_isend(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag,
+                              ibmsg_request_t *req);
+
+/**
+ * Start a receive of up to len bytes into buf for a message whose tag matches (tag, mask) from
+ * ep, or from any endpoint of ctx when ep is IBMSG_EP_NULL. A longer message completes with
+ * IBMSG_ERR_TRUNCATED: buf holds its first len bytes and nothing past buf is written.
+ * @param ctx the context (must be ep's when ep is given)
+ * @param req out: the request
+ * @return IBMSG_OK; IBMSG_ERR_INVALID for NULL arguments, buf NULL with len > 0, or an
+ *         endpoint of another context.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_tag_irecv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, size_t len,
+                              uint64_t tag, uint64_t mask, ibmsg_request_t *req);
+
+/**
+ * Blocking send: ibmsg_tag_isend then ibmsg_request_wait.
+ * @return as ibmsg_tag_isend, or the request's error.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_tag_send(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag);
+
+/**
+ * Blocking receive: ibmsg_tag_irecv then ibmsg_request_wait.
+ * @param status out (may be NULL): the completion
+ * @return as ibmsg_tag_irecv, or the request's error (status is set in both cases when given).
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_tag_recv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, size_t len,
+                             uint64_t tag, uint64_t mask, ibmsg_tag_status_t *status);
+
+/**
+ * Make progress once and see whether *req has completed. When it has, *completed is 1, status
+ * (if not NULL) is filled, the request is freed and *req becomes IBMSG_REQUEST_NULL.
+ * @return IBMSG_OK while it is running or when it completed without error; the request's error
+ *         (IBMSG_ERR_TRUNCATED, IBMSG_ERR_CANCELED, IBMSG_ERR_PEER_FAILED) when it completed
+ *         with one; IBMSG_ERR_INVALID for NULL arguments.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_request_test(ibmsg_request_t *req, int *completed, ibmsg_tag_status_t *status);
+
+/**
+ * Make progress until *req completes, then as ibmsg_request_test.
+ * @return the request's error, or IBMSG_OK; IBMSG_ERR_INVALID for NULL arguments.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_request_wait(ibmsg_request_t *req, ibmsg_tag_status_t *status);
+
+/**
+ * Cancel a request: a receive not yet matched, or a send not yet handed to the device. It then
+ * completes with IBMSG_ERR_CANCELED; test / wait still has to free it. Cancelling a request
+ * that has already gone further does nothing (it completes normally).
+ * @return IBMSG_OK, IBMSG_ERR_INVALID for NULL.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_request_cancel(ibmsg_request_t req);
+
+/*
+ * TCP helper for the out-of-band exchange of endpoint addresses, for tools and simple
+ * programs (like perftest's exchange). Messages are framed with a length; every read and write
+ * has a timeout; a frame longer than the caller's buffer is an error.
+ * Thread safety: a listener or connection is used by one thread at a time.
+ */
+typedef struct ibmsg_oob_s *ibmsg_oob_t;
+
+/**
+ * Listen on TCP port (0: an ephemeral port, see ibmsg_oob_port) of address host (NULL: any).
+ * @return IBMSG_OK, IBMSG_ERR_IO when the socket cannot be bound, IBMSG_ERR_INVALID for NULL.
+ */
+IBMSG_API int ibmsg_oob_listen(const char *host, uint16_t port, ibmsg_oob_t *listener);
+
+/** The local port of a listener or connection. */
+IBMSG_API int ibmsg_oob_port(ibmsg_oob_t oob, uint16_t *port);
+
+/**
+ * Accept one connection on a listener within timeout_ms (negative: wait forever).
+ * @return IBMSG_OK, IBMSG_ERR_TIMEOUT, IBMSG_ERR_IO, IBMSG_ERR_INVALID.
+ */
+IBMSG_API int ibmsg_oob_accept(ibmsg_oob_t listener, int timeout_ms, ibmsg_oob_t *conn);
+
+/**
+ * Connect to host:port, retrying refused connections until timeout_ms passes (so the client may
+ * start before the server listens).
+ * @return IBMSG_OK, IBMSG_ERR_TIMEOUT, IBMSG_ERR_NOT_FOUND (unknown host), IBMSG_ERR_IO.
+ */
+IBMSG_API int ibmsg_oob_connect(const char *host, uint16_t port, int timeout_ms, ibmsg_oob_t *conn);
+
+/**
+ * Send one frame of len bytes (at most 65536).
+ * @return IBMSG_OK, IBMSG_ERR_TIMEOUT, IBMSG_ERR_PEER_FAILED (closed), IBMSG_ERR_INVALID.
+ */
+IBMSG_API int ibmsg_oob_send(ibmsg_oob_t conn, const void *buf, size_t len, int timeout_ms);
+
+/**
+ * Receive one frame into buf; *len is in: its size, out: the frame's length.
+ * @return IBMSG_OK, IBMSG_ERR_TIMEOUT, IBMSG_ERR_PEER_FAILED (closed),
+ *         IBMSG_ERR_PROTOCOL (frame longer than buf), IBMSG_ERR_INVALID.
+ */
+IBMSG_API int ibmsg_oob_recv(ibmsg_oob_t conn, void *buf, size_t *len, int timeout_ms);
+
+/**
+ * Exchange endpoint addresses over conn, connect ep to the peer's, and wait until the peer has
+ * connected too, so that neither side sends before the other is ready.
+ * @return IBMSG_OK, or the error of the exchange or of ibmsg_ep_connect.
+ * Thread safety: the context's thread only (for ep).
+ */
+IBMSG_API int ibmsg_oob_ep_connect(ibmsg_oob_t conn, ibmsg_ep_t ep, int timeout_ms);
+
+/** Close a listener or connection. NULL is IBMSG_ERR_INVALID. */
+IBMSG_API int ibmsg_oob_close(ibmsg_oob_t oob);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

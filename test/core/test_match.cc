@@ -1,0 +1,99 @@
+// Posted and unexpected queues: order, wildcards, endpoint filters, levels and watermarks.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/match.h"
+
+namespace
+{
+
+struct MatchTest : ::testing::Test {
+    core_counters_t cnt{};
+    core_mq_t mq{};
+    std::vector<core_mq_entry_t> entries = std::vector<core_mq_entry_t>(16);
+    int a = 0, b = 0; // two endpoints, by address
+    void SetUp() override
+    {
+        core_mq_init(&mq, &cnt);
+    }
+    core_mq_entry_t *post(int i, const void *ep, uint64_t tag, uint64_t mask)
+    {
+        entries[i].ep = ep;
+        entries[i].tag = tag;
+        entries[i].mask = mask;
+        core_mq_push_posted(&mq, &entries[i]);
+        return &entries[i];
+    }
+    core_mq_entry_t *arrive(int i, const void *ep, uint64_t tag)
+    {
+        entries[i].ep = ep;
+        entries[i].tag = tag;
+        core_mq_push_unexpected(&mq, &entries[i]);
+        return &entries[i];
+    }
+};
+
+} // namespace
+
+TEST_F(MatchTest, PostedInPostingOrder)
+{
+    post(0, nullptr, 7, ~0ULL);
+    post(1, nullptr, 7, ~0ULL);
+    EXPECT_EQ(core_mq_match_arrival(&mq, &a, 7), &entries[0]);
+    EXPECT_EQ(core_mq_match_arrival(&mq, &a, 7), &entries[1]);
+    EXPECT_EQ(core_mq_match_arrival(&mq, &a, 7), nullptr);
+}
+
+TEST_F(MatchTest, WildcardsAndMasks)
+{
+    post(0, nullptr, 0x1200, 0xff00); // any low byte
+    post(1, nullptr, 0, 0);           // anything
+    EXPECT_EQ(core_mq_match_arrival(&mq, &a, 0x3300), &entries[1]) << "first that matches";
+    post(2, nullptr, 0x1200, ~0ULL);
+    EXPECT_EQ(core_mq_match_arrival(&mq, &a, 0x12ab), &entries[0]);
+    EXPECT_EQ(core_mq_match_arrival(&mq, &a, 0x12ab), nullptr);
+    EXPECT_EQ(core_mq_match_arrival(&mq, &a, 0x1200), &entries[2]);
+}
+
+TEST_F(MatchTest, EndpointFilter)
+{
+    post(0, &b, 1, ~0ULL);
+    post(1, nullptr, 1, ~0ULL);
+    EXPECT_EQ(core_mq_match_arrival(&mq, &a, 1), &entries[1]) << "b's receive skipped for a";
+    EXPECT_EQ(core_mq_match_arrival(&mq, &a, 1), nullptr);
+    EXPECT_EQ(core_mq_match_arrival(&mq, &b, 1), &entries[0]);
+}
+
+TEST_F(MatchTest, UnexpectedInArrivalOrder)
+{
+    arrive(0, &a, 5);
+    arrive(1, &b, 5);
+    arrive(2, &a, 6);
+    arrive(3, &a, 5);
+    EXPECT_EQ(core_count_get(&cnt, CORE_CNT_UNEXPECTED_LEN), 4u);
+    EXPECT_EQ(core_mq_match_posted(&mq, &a, 5, ~0ULL), &entries[0]);
+    EXPECT_EQ(core_mq_match_posted(&mq, nullptr, 5, ~0ULL), &entries[1]);
+    EXPECT_EQ(core_mq_match_posted(&mq, &a, 0, 0), &entries[2]);
+    EXPECT_EQ(core_mq_match_posted(&mq, &b, 5, ~0ULL), nullptr);
+    EXPECT_EQ(core_mq_match_posted(&mq, &a, 5, ~0ULL), &entries[3]);
+    EXPECT_EQ(core_count_get(&cnt, CORE_CNT_UNEXPECTED_LEN), 0u);
+    EXPECT_EQ(core_count_get(&cnt, CORE_CNT_UNEXPECTED_HWM), 4u);
+    EXPECT_EQ(core_count_get(&cnt, CORE_CNT_UNEXPECTED_MSGS), 4u);
+}
+
+TEST_F(MatchTest, LevelsAttemptsAndCancel)
+{
+    post(0, nullptr, 1, ~0ULL);
+    post(1, nullptr, 2, ~0ULL);
+    post(2, nullptr, 3, ~0ULL);
+    EXPECT_EQ(core_count_get(&cnt, CORE_CNT_POSTED_LEN), 3u);
+    core_mq_remove_posted(&mq, &entries[1]);
+    EXPECT_EQ(core_count_get(&cnt, CORE_CNT_POSTED_LEN), 2u);
+    EXPECT_EQ(core_mq_match_arrival(&mq, &a, 3), &entries[2]);
+    EXPECT_EQ(core_count_get(&cnt, CORE_CNT_MATCH_ATTEMPTS), 2u);
+    EXPECT_EQ(core_mq_match_arrival(&mq, &a, 2), nullptr);
+    EXPECT_EQ(core_count_get(&cnt, CORE_CNT_MATCH_ATTEMPTS), 3u);
+    EXPECT_EQ(core_count_get(&cnt, CORE_CNT_POSTED_LEN), 1u);
+    EXPECT_EQ(core_count_get(&cnt, CORE_CNT_POSTED_HWM), 3u);
+}

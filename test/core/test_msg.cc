@@ -1,0 +1,507 @@
+// Tagged messaging on a real device (Soft-RoCE in the guest): two endpoints of one context
+// connected to each other, several endpoints, and two processes through the TCP helper.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "core/core.h"
+#include "ibmsg/ibmsg.h"
+#include "ibmsg/tool.h"
+
+namespace
+{
+
+constexpr const char *kSkip = "no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma";
+
+uint8_t pattern(uint64_t seed, size_t i)
+{
+    return uint8_t(seed * 131 + i * 7 + 1);
+}
+
+std::vector<uint8_t> payload(uint64_t seed, size_t len)
+{
+    std::vector<uint8_t> v(len);
+    for (size_t i = 0; i < len; i++) {
+        v[i] = pattern(seed, i);
+    }
+    return v;
+}
+
+// A context on the test device (IBMSG_TEST_DEVICE / the given one), or IBMSG_ERR_NO_DEVICE.
+int open_context(ibmsg_context_t *ctx, const char *device = nullptr)
+{
+    ibmsg_info_t info;
+    if (ibmsg_info_create(&info) != IBMSG_OK) {
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    if (device == nullptr) {
+        device = getenv("IBMSG_TEST_DEVICE");
+    }
+    if (device != nullptr) {
+        ibmsg_info_set_string(info, "device", device);
+    }
+    int ret = ibmsg_context_create(info, ctx);
+    ibmsg_info_free(&info);
+    return ret;
+}
+
+int connect_pair(ibmsg_ep_t a, ibmsg_ep_t b)
+{
+    uint8_t ba[IBMSG_EP_ADDRESS_MAX], bb[IBMSG_EP_ADDRESS_MAX];
+    size_t la = sizeof(ba), lb = sizeof(bb);
+    int ret = ibmsg_ep_address(a, ba, &la);
+    if (ret == IBMSG_OK) {
+        ret = ibmsg_ep_address(b, bb, &lb);
+    }
+    if (ret == IBMSG_OK) {
+        ret = ibmsg_ep_connect(a, bb, lb);
+    }
+    if (ret == IBMSG_OK) {
+        ret = ibmsg_ep_connect(b, ba, la);
+    }
+    return ret;
+}
+
+struct MsgTest : ::testing::Test {
+    ibmsg_context_t ctx = IBMSG_CONTEXT_NULL;
+    ibmsg_ep_t a = IBMSG_EP_NULL, b = IBMSG_EP_NULL;
+    size_t limit = 0;
+
+    void SetUp() override
+    {
+        int ret = open_context(&ctx);
+        if (ret == IBMSG_ERR_NO_DEVICE) {
+            GTEST_SKIP() << kSkip;
+        }
+        ASSERT_EQ(ret, IBMSG_OK);
+        ASSERT_EQ(ibmsg_ep_create(ctx, &a), IBMSG_OK);
+        ASSERT_EQ(ibmsg_ep_create(ctx, &b), IBMSG_OK);
+        ASSERT_EQ(connect_pair(a, b), IBMSG_OK);
+        ibmsg_context_attr_t attr;
+        ASSERT_EQ(ibmsg_context_query(ctx, &attr), IBMSG_OK);
+        limit = attr.eager_limit;
+    }
+    void TearDown() override
+    {
+        if (ctx != IBMSG_CONTEXT_NULL) {
+            EXPECT_EQ(cnt(CORE_CNT_WIRE_REJECTED), 0u);
+            EXPECT_EQ(cnt(CORE_CNT_RNR_EVENTS), 0u);
+            EXPECT_EQ(cnt(CORE_CNT_WC_ERRORS), 0u);
+            EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
+        }
+    }
+    uint64_t cnt(core_counter_id_t id) const
+    {
+        return core_count_get(&ctx->cnt, id);
+    }
+
+    // Send from -> to and receive it there with an exact tag; check every byte.
+    void transfer(ibmsg_ep_t from, ibmsg_ep_t to, size_t len, uint64_t tag)
+    {
+        auto out = payload(tag, len);
+        std::vector<uint8_t> in(len + 16, 0xee);
+        ibmsg_tag_status_t st{};
+        ibmsg_request_t rreq;
+        ASSERT_EQ(ibmsg_tag_irecv(ctx, to, in.data(), len, tag, IBMSG_TAG_MASK_EXACT, &rreq),
+                  IBMSG_OK);
+        ASSERT_EQ(ibmsg_tag_send(from, out.data(), len, tag), IBMSG_OK);
+        ASSERT_EQ(ibmsg_request_wait(&rreq, &st), IBMSG_OK);
+        EXPECT_EQ(rreq, IBMSG_REQUEST_NULL);
+        EXPECT_EQ(st.source, to);
+        EXPECT_EQ(st.tag, tag);
+        EXPECT_EQ(st.length, len);
+        EXPECT_EQ(st.error, IBMSG_OK);
+        EXPECT_EQ(std::memcmp(in.data(), out.data(), len), 0) << len << " bytes";
+        for (size_t i = len; i < in.size(); i++) {
+            ASSERT_EQ(in[i], 0xee) << "written past the message at " << i;
+        }
+    }
+};
+
+} // namespace
+
+TEST_F(MsgTest, PingPongEverySizeCountsExactly)
+{
+    std::vector<size_t> sizes = {0,   1,   7,    8,    63,   64,   100,  175,       176,  177,
+                                 200, 201, 1000, 1024, 4095, 4096, 4097, limit - 1, limit};
+    uint64_t bytes = 0, tag = 1;
+    for (size_t s : sizes) {
+        transfer(a, b, s, tag++);
+        transfer(b, a, s, tag++);
+        bytes += 2 * s;
+    }
+    const uint64_t n = 2 * sizes.size();
+    EXPECT_EQ(cnt(CORE_CNT_MSGS_SENT), n);
+    EXPECT_EQ(cnt(CORE_CNT_MSGS_RECVD), n);
+    EXPECT_EQ(cnt(CORE_CNT_BYTES_SENT), bytes);
+    EXPECT_EQ(cnt(CORE_CNT_BYTES_RECVD), bytes);
+    EXPECT_EQ(cnt(CORE_CNT_INLINE_MSGS_SENT) + cnt(CORE_CNT_EAGER_MSGS_SENT), n);
+    EXPECT_GT(cnt(CORE_CNT_INLINE_MSGS_SENT), 0u);
+    EXPECT_GT(cnt(CORE_CNT_EAGER_MSGS_SENT), 0u);
+    EXPECT_EQ(cnt(CORE_CNT_UNEXPECTED_MSGS), 0u);
+    EXPECT_EQ(cnt(CORE_CNT_POSTED_LEN), 0u);
+    EXPECT_GE(cnt(CORE_CNT_POSTED_HWM), 1u);
+    EXPECT_EQ(cnt(CORE_CNT_SEND_POSTS), n + cnt(CORE_CNT_CREDIT_MSGS_SENT));
+    EXPECT_GT(cnt(CORE_CNT_CQ_POLLS), cnt(CORE_CNT_CQ_POLLS_EMPTY));
+}
+
+TEST_F(MsgTest, AboveEagerLimitIsAnExplicitError)
+{
+    std::vector<uint8_t> buf(limit + 1);
+    ibmsg_request_t req = IBMSG_REQUEST_NULL;
+    EXPECT_EQ(ibmsg_tag_isend(a, buf.data(), limit + 1, 1, &req), IBMSG_ERR_NOT_SUPPORTED);
+    EXPECT_EQ(req, IBMSG_REQUEST_NULL);
+    EXPECT_EQ(ibmsg_tag_isend(a, nullptr, 1, 1, &req), IBMSG_ERR_INVALID);
+    EXPECT_EQ(ibmsg_tag_isend(a, buf.data(), 1, 1, nullptr), IBMSG_ERR_INVALID);
+    EXPECT_EQ(cnt(CORE_CNT_MSGS_SENT), 0u);
+}
+
+TEST_F(MsgTest, StreamingBeyondCreditsNeverRnr)
+{
+    const int n = 2000;
+    const size_t len = 300; // above the inline limit: bounce buffers
+    std::vector<std::vector<uint8_t>> in(n, std::vector<uint8_t>(len));
+    std::vector<std::vector<uint8_t>> out(n);
+    std::vector<ibmsg_request_t> rreq(n), sreq(n);
+    for (int i = 0; i < n; i++) {
+        ASSERT_EQ(ibmsg_tag_irecv(ctx, b, in[i].data(), len, 42, IBMSG_TAG_MASK_EXACT, &rreq[i]),
+                  IBMSG_OK);
+    }
+    EXPECT_EQ(cnt(CORE_CNT_POSTED_LEN), uint64_t(n));
+    for (int i = 0; i < n; i++) {
+        out[i] = payload(i, len);
+        ASSERT_EQ(ibmsg_tag_isend(a, out[i].data(), len, 42, &sreq[i]), IBMSG_OK);
+    }
+    EXPECT_GT(cnt(CORE_CNT_CREDIT_STALLS), 0u) << "more sends than credits must queue";
+    for (int i = 0; i < n; i++) {
+        ibmsg_tag_status_t st{};
+        ASSERT_EQ(ibmsg_request_wait(&sreq[i], nullptr), IBMSG_OK);
+        ASSERT_EQ(ibmsg_request_wait(&rreq[i], &st), IBMSG_OK);
+        ASSERT_EQ(st.length, len);
+        ASSERT_EQ(in[i], out[i]) << "message " << i << " out of order or corrupt";
+    }
+    EXPECT_EQ(cnt(CORE_CNT_MSGS_RECVD), uint64_t(n));
+    EXPECT_EQ(cnt(CORE_CNT_POSTED_LEN), 0u);
+    EXPECT_EQ(cnt(CORE_CNT_POSTED_HWM), uint64_t(n));
+    EXPECT_GT(cnt(CORE_CNT_CREDIT_MSGS_SENT), 0u) << "b only receives: explicit returns";
+    EXPECT_EQ(cnt(CORE_CNT_CREDIT_MSGS_SENT), cnt(CORE_CNT_CREDIT_MSGS_RECVD));
+}
+
+TEST_F(MsgTest, UnexpectedThenWildcardInArrivalOrder)
+{
+    const int n = 10;
+    for (int i = 0; i < n; i++) {
+        auto out = payload(i, 16 * i);
+        ASSERT_EQ(ibmsg_tag_send(a, out.data(), out.size(), 100 + i), IBMSG_OK);
+    }
+    for (int spin = 0; spin < 1000000 && cnt(CORE_CNT_UNEXPECTED_LEN) < uint64_t(n); spin++) {
+        ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
+    }
+    ASSERT_EQ(cnt(CORE_CNT_UNEXPECTED_LEN), uint64_t(n));
+    for (int i = 0; i < n; i++) {
+        std::vector<uint8_t> in(160);
+        ibmsg_tag_status_t st{};
+        ASSERT_EQ(
+            ibmsg_tag_recv(ctx, IBMSG_EP_NULL, in.data(), in.size(), 0, IBMSG_TAG_MASK_ANY, &st),
+            IBMSG_OK);
+        EXPECT_EQ(st.tag, uint64_t(100 + i));
+        EXPECT_EQ(st.source, b);
+        ASSERT_EQ(st.length, size_t(16 * i));
+        in.resize(st.length);
+        EXPECT_EQ(in, payload(i, 16 * i));
+    }
+    EXPECT_EQ(cnt(CORE_CNT_UNEXPECTED_MSGS), uint64_t(n));
+    EXPECT_EQ(cnt(CORE_CNT_UNEXPECTED_LEN), 0u);
+    EXPECT_EQ(cnt(CORE_CNT_UNEXPECTED_HWM), uint64_t(n));
+}
+
+TEST_F(MsgTest, OutOfOrderTagsAndMasks)
+{
+    // Posted receives for tags 3, then "0x1?" then anything; arrivals 1, 0x12, 3, 0x1f.
+    uint64_t r[4] = {};
+    ibmsg_request_t q[4];
+    ibmsg_tag_status_t st{};
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, b, &r[0], 8, 3, IBMSG_TAG_MASK_EXACT, &q[0]), IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, b, &r[1], 8, 0x10, ~0xfULL, &q[1]), IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, IBMSG_EP_NULL, &r[2], 8, 0, IBMSG_TAG_MASK_ANY, &q[2]),
+              IBMSG_OK);
+    const uint64_t tags[3] = {1, 0x12, 3};
+    for (uint64_t t : tags) {
+        ASSERT_EQ(ibmsg_tag_send(a, &t, 8, t), IBMSG_OK);
+    }
+    ASSERT_EQ(ibmsg_request_wait(&q[0], &st), IBMSG_OK);
+    EXPECT_EQ(st.tag, 3u);
+    EXPECT_EQ(r[0], 3u);
+    ASSERT_EQ(ibmsg_request_wait(&q[1], &st), IBMSG_OK);
+    EXPECT_EQ(st.tag, 0x12u);
+    ASSERT_EQ(ibmsg_request_wait(&q[2], &st), IBMSG_OK);
+    EXPECT_EQ(st.tag, 1u) << "the wildcard took the first arrival it matched";
+    // Same tag twice: non-overtaking.
+    const uint64_t v1 = 111, v2 = 222;
+    ASSERT_EQ(ibmsg_tag_send(a, &v1, 8, 9), IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_send(a, &v2, 8, 9), IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_recv(ctx, b, &r[3], 8, 9, IBMSG_TAG_MASK_EXACT, &st), IBMSG_OK);
+    EXPECT_EQ(r[3], v1);
+    ASSERT_EQ(ibmsg_tag_recv(ctx, b, &r[3], 8, 9, IBMSG_TAG_MASK_EXACT, &st), IBMSG_OK);
+    EXPECT_EQ(r[3], v2);
+}
+
+TEST_F(MsgTest, TruncationWritesNothingPastTheBuffer)
+{
+    auto out = payload(5, 1000);
+    std::vector<uint8_t> in(600, 0xee);
+    ibmsg_tag_status_t st{};
+    // Posted receive path.
+    ibmsg_request_t req;
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, b, in.data(), 500, 5, IBMSG_TAG_MASK_EXACT, &req), IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_send(a, out.data(), out.size(), 5), IBMSG_OK);
+    EXPECT_EQ(ibmsg_request_wait(&req, &st), IBMSG_ERR_TRUNCATED);
+    EXPECT_EQ(st.error, IBMSG_ERR_TRUNCATED);
+    EXPECT_EQ(st.length, 1000u);
+    EXPECT_EQ(std::memcmp(in.data(), out.data(), 500), 0);
+    for (size_t i = 500; i < in.size(); i++) {
+        ASSERT_EQ(in[i], 0xee) << i;
+    }
+    // Unexpected path, zero-byte buffer.
+    ASSERT_EQ(ibmsg_tag_send(a, out.data(), 10, 6), IBMSG_OK);
+    EXPECT_EQ(ibmsg_tag_recv(ctx, b, nullptr, 0, 6, IBMSG_TAG_MASK_EXACT, &st),
+              IBMSG_ERR_TRUNCATED);
+    EXPECT_EQ(st.length, 10u);
+    EXPECT_EQ(cnt(CORE_CNT_TRUNCATED_MSGS), 2u);
+}
+
+TEST_F(MsgTest, CancelAReceive)
+{
+    uint64_t v = 0, w = 77;
+    ibmsg_request_t req;
+    ibmsg_tag_status_t st{};
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, b, &v, 8, 1, IBMSG_TAG_MASK_EXACT, &req), IBMSG_OK);
+    EXPECT_EQ(ibmsg_request_cancel(req), IBMSG_OK);
+    EXPECT_EQ(ibmsg_request_wait(&req, &st), IBMSG_ERR_CANCELED);
+    EXPECT_EQ(cnt(CORE_CNT_POSTED_LEN), 0u);
+    ASSERT_EQ(ibmsg_tag_send(a, &w, 8, 1), IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_recv(ctx, b, &v, 8, 1, IBMSG_TAG_MASK_EXACT, &st), IBMSG_OK);
+    EXPECT_EQ(v, 77u);
+}
+
+TEST_F(MsgTest, SeveralEndpointsAnySource)
+{
+    ibmsg_ep_t c, d;
+    ASSERT_EQ(ibmsg_ep_create(ctx, &c), IBMSG_OK);
+    ASSERT_EQ(ibmsg_ep_create(ctx, &d), IBMSG_OK);
+    ASSERT_EQ(connect_pair(c, d), IBMSG_OK);
+    ibmsg_ep_t senders[3] = {a, c, a};
+    ibmsg_ep_t receivers[3] = {b, d, b};
+    for (int i = 0; i < 3; i++) {
+        uint64_t v = i;
+        ASSERT_EQ(ibmsg_tag_send(senders[i], &v, 8, 50), IBMSG_OK);
+    }
+    for (int i = 0; i < 3; i++) {
+        uint64_t v = 99;
+        ibmsg_tag_status_t st{};
+        ibmsg_ep_t from = i == 0 ? d : IBMSG_EP_NULL; // d's message first, by endpoint
+        ASSERT_EQ(ibmsg_tag_recv(ctx, from, &v, 8, 50, IBMSG_TAG_MASK_EXACT, &st), IBMSG_OK);
+        if (i == 0) {
+            EXPECT_EQ(v, 1u);
+            EXPECT_EQ(st.source, d);
+        } else {
+            EXPECT_EQ(v, i == 1 ? 0u : 2u) << "b's messages in order";
+            EXPECT_EQ(st.source, receivers[0]);
+        }
+    }
+    EXPECT_EQ(ibmsg_ep_destroy(c), IBMSG_OK);
+    EXPECT_EQ(ibmsg_ep_destroy(d), IBMSG_OK);
+    transfer(a, b, 64, 3); // the others are unaffected
+}
+
+TEST_F(MsgTest, MalformedBlobsAreErrors)
+{
+    ibmsg_ep_t c, d;
+    ASSERT_EQ(ibmsg_ep_create(ctx, &c), IBMSG_OK);
+    ASSERT_EQ(ibmsg_ep_create(ctx, &d), IBMSG_OK);
+    uint8_t good[IBMSG_EP_ADDRESS_MAX];
+    size_t len = sizeof(good), small = 4;
+    EXPECT_EQ(ibmsg_ep_address(d, good, &small), IBMSG_ERR_INVALID);
+    ASSERT_EQ(ibmsg_ep_address(d, good, &len), IBMSG_OK);
+    for (size_t l = 0; l < len; l++) {
+        EXPECT_EQ(ibmsg_ep_connect(c, good, l), IBMSG_ERR_PROTOCOL) << "truncated to " << l;
+    }
+    EXPECT_EQ(ibmsg_ep_connect(c, good, len + 1), IBMSG_ERR_PROTOCOL);
+    const size_t offsets[] = {0, 1, 3, 4, 8, 12, 13, 16, 26, 27};
+    const uint8_t values[] = {9, 1, 0, 0xff, 0xff, 7, 1, 0xff, 0, 9};
+    for (size_t i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++) {
+        uint8_t bad[IBMSG_EP_ADDRESS_MAX];
+        std::memcpy(bad, good, len);
+        bad[offsets[i]] = values[i];
+        EXPECT_EQ(ibmsg_ep_connect(c, bad, len), IBMSG_ERR_PROTOCOL) << "byte " << offsets[i];
+    }
+    EXPECT_EQ(ibmsg_ep_connect(c, nullptr, len), IBMSG_ERR_INVALID);
+    ibmsg_request_t req;
+    EXPECT_EQ(ibmsg_tag_isend(c, good, 1, 1, &req), IBMSG_ERR_INVALID) << "not connected";
+    ASSERT_EQ(connect_pair(c, d), IBMSG_OK) << "still connectable after bad blobs";
+    EXPECT_EQ(ibmsg_ep_connect(c, good, len), IBMSG_ERR_BUSY);
+    transfer(c, d, 10, 1);
+}
+
+TEST_F(MsgTest, ControlVariablesAreFixedWhileAContextLives)
+{
+    int provided = 0, index = -1, count = 0;
+    ASSERT_EQ(ibmsg_t_init_thread(IBMSG_T_THREAD_SINGLE, &provided), IBMSG_OK);
+    ASSERT_EQ(ibmsg_t_cvar_get_index("core_credits", &index), IBMSG_OK);
+    ibmsg_t_cvar_handle_t h;
+    ASSERT_EQ(ibmsg_t_cvar_handle_alloc(index, nullptr, &h, &count), IBMSG_OK);
+    long long v = 0;
+    ASSERT_EQ(ibmsg_t_cvar_read(h, &v), IBMSG_OK);
+    EXPECT_EQ(v, 64);
+    long long nv = 32;
+    EXPECT_EQ(ibmsg_t_cvar_write(h, &nv), IBMSG_T_ERR_CVAR_SET_NOT_NOW);
+    // The context's counters as performance variables bound to it.
+    int pi = -1;
+    ASSERT_EQ(ibmsg_t_pvar_get_index("core_msgs_sent", IBMSG_T_PVAR_CLASS_COUNTER, &pi), IBMSG_OK);
+    ibmsg_t_pvar_session_t s;
+    ibmsg_t_pvar_handle_t ph;
+    ASSERT_EQ(ibmsg_t_pvar_session_create(&s), IBMSG_OK);
+    ASSERT_EQ(ibmsg_t_pvar_handle_alloc(s, pi, &ctx, &ph, &count), IBMSG_OK);
+    EXPECT_EQ(count, 1);
+    transfer(a, b, 8, 1);
+    transfer(b, a, 8, 2);
+    unsigned long long sent = 0;
+    ASSERT_EQ(ibmsg_t_pvar_read(s, ph, &sent), IBMSG_OK);
+    EXPECT_EQ(sent, 2u);
+    ibmsg_t_pvar_handle_free(s, &ph);
+    ibmsg_t_pvar_session_free(&s);
+    ibmsg_t_cvar_handle_free(&h);
+    ibmsg_t_finalize();
+}
+
+// Two processes: the child echoes, the parent checks data and measures. Both use the TCP
+// helper on 127.0.0.1; in the two-hosts guest each side uses its own rxe device.
+TEST(MsgTwoProcesses, PingPongAndStreaming)
+{
+    {
+        ibmsg_context_t probe;
+        int ret = open_context(&probe);
+        if (ret == IBMSG_ERR_NO_DEVICE) {
+            GTEST_SKIP() << kSkip;
+        }
+        ASSERT_EQ(ret, IBMSG_OK);
+        ibmsg_context_destroy(probe);
+    }
+    const char *dev_a = getenv("IBMSG_VM_DEV_A"), *dev_b = getenv("IBMSG_VM_DEV_B");
+    const int iters = 500, stream = 2000;
+    const size_t sizes[] = {0, 8, 1024, 8192};
+    ibmsg_oob_t listener;
+    uint16_t port = 0;
+    ASSERT_EQ(ibmsg_oob_listen("127.0.0.1", 0, &listener), IBMSG_OK);
+    ASSERT_EQ(ibmsg_oob_port(listener, &port), IBMSG_OK);
+    fflush(nullptr);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        // Child: echo every message back with the same tag; then count the stream.
+        ibmsg_oob_close(listener);
+        ibmsg_context_t ctx;
+        ibmsg_ep_t ep;
+        ibmsg_oob_t conn;
+        if (open_context(&ctx, dev_b) != IBMSG_OK || ibmsg_ep_create(ctx, &ep) != IBMSG_OK ||
+            ibmsg_oob_connect("127.0.0.1", port, 20000, &conn) != IBMSG_OK ||
+            ibmsg_oob_ep_connect(conn, ep, 20000) != IBMSG_OK) {
+            _exit(10);
+        }
+        std::vector<uint8_t> buf(8192);
+        for (size_t s : sizes) {
+            for (int i = 0; i < iters; i++) {
+                ibmsg_tag_status_t st;
+                if (ibmsg_tag_recv(ctx, ep, buf.data(), buf.size(), 0, IBMSG_TAG_MASK_ANY, &st) !=
+                        IBMSG_OK ||
+                    st.length != s || ibmsg_tag_send(ep, buf.data(), s, st.tag) != IBMSG_OK) {
+                    _exit(11);
+                }
+            }
+        }
+        for (int i = 0; i < stream; i++) {
+            uint64_t v = 0;
+            ibmsg_tag_status_t st;
+            if (ibmsg_tag_recv(ctx, ep, &v, 8, 7, IBMSG_TAG_MASK_EXACT, &st) != IBMSG_OK ||
+                v != uint64_t(i)) {
+                _exit(12);
+            }
+        }
+        uint64_t done = stream;
+        if (ibmsg_tag_send(ep, &done, 8, 8) != IBMSG_OK) {
+            _exit(13);
+        }
+        // Wait for the parent's goodbye so our last send is not torn down in flight.
+        if (ibmsg_tag_recv(ctx, ep, nullptr, 0, 9, IBMSG_TAG_MASK_EXACT, nullptr) != IBMSG_OK) {
+            _exit(14);
+        }
+        int ok = ctx->cnt.v[CORE_CNT_RNR_EVENTS] == 0 && ctx->cnt.v[CORE_CNT_WIRE_REJECTED] == 0 &&
+                 ctx->cnt.v[CORE_CNT_MSGS_RECVD] == uint64_t(4 * iters + stream + 1);
+        ibmsg_oob_close(conn);
+        ibmsg_context_destroy(ctx);
+        _exit(ok ? 0 : 15);
+    }
+    ibmsg_context_t ctx;
+    ibmsg_ep_t ep;
+    ibmsg_oob_t conn;
+    ASSERT_EQ(open_context(&ctx, dev_a), IBMSG_OK);
+    ASSERT_EQ(ibmsg_ep_create(ctx, &ep), IBMSG_OK);
+    ASSERT_EQ(ibmsg_oob_accept(listener, 20000, &conn), IBMSG_OK);
+    ASSERT_EQ(ibmsg_oob_ep_connect(conn, ep, 20000), IBMSG_OK);
+    std::vector<uint8_t> in(8192);
+    for (size_t s : sizes) {
+        std::vector<double> us;
+        for (int i = 0; i < iters; i++) {
+            auto out = payload(i, s);
+            ibmsg_tag_status_t st{};
+            auto t0 = std::chrono::steady_clock::now();
+            ASSERT_EQ(ibmsg_tag_send(ep, out.data(), s, 1000 + i), IBMSG_OK);
+            ASSERT_EQ(
+                ibmsg_tag_recv(ctx, ep, in.data(), in.size(), 1000 + i, IBMSG_TAG_MASK_EXACT, &st),
+                IBMSG_OK);
+            auto t1 = std::chrono::steady_clock::now();
+            us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 2);
+            ASSERT_EQ(st.length, s);
+            ASSERT_EQ(std::memcmp(in.data(), out.data(), s), 0) << "iteration " << i;
+        }
+        std::sort(us.begin(), us.end());
+        double avg = 0;
+        for (double u : us) {
+            avg += u / us.size();
+        }
+        printf("ping-pong %5zu B: half round trip median %.1f us, average %.1f us\n", s,
+               us[us.size() / 2], avg);
+    }
+    std::vector<ibmsg_request_t> reqs(stream);
+    std::vector<uint64_t> vals(stream);
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < stream; i++) {
+        vals[i] = i;
+        ASSERT_EQ(ibmsg_tag_isend(ep, &vals[i], 8, 7, &reqs[i]), IBMSG_OK);
+    }
+    for (int i = 0; i < stream; i++) {
+        ASSERT_EQ(ibmsg_request_wait(&reqs[i], nullptr), IBMSG_OK);
+    }
+    uint64_t done = 0;
+    ASSERT_EQ(ibmsg_tag_recv(ctx, ep, &done, 8, 8, IBMSG_TAG_MASK_EXACT, nullptr), IBMSG_OK);
+    auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(done, uint64_t(stream));
+    printf("streaming 8 B: %d messages in %.3f s: %.0f messages/s\n", stream, secs, stream / secs);
+    ASSERT_EQ(ibmsg_tag_send(ep, nullptr, 0, 9), IBMSG_OK);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "child failed (see its exit code in the test)";
+    EXPECT_EQ(core_count_get(&ctx->cnt, CORE_CNT_MSGS_SENT), uint64_t(4 * iters + stream + 1));
+    EXPECT_EQ(core_count_get(&ctx->cnt, CORE_CNT_RNR_EVENTS), 0u);
+    ibmsg_oob_close(conn);
+    ibmsg_oob_close(listener);
+    EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
+}

@@ -1,0 +1,120 @@
+// Wire header validation and credit accounting: what a peer's header may and may not say.
+#include <gtest/gtest.h>
+
+#include "core/credit.h"
+#include "core/wire.h"
+
+namespace
+{
+
+core_wire_hdr_t eager(uint32_t seq, uint32_t len, uint16_t credits = 0)
+{
+    core_wire_hdr_t h{};
+    h.type = CORE_WIRE_EAGER;
+    h.seq = seq;
+    h.tag = 0xdeadbeefcafef00dULL;
+    h.length = len;
+    h.credits = credits;
+    return h;
+}
+
+constexpr uint32_t kHdr = sizeof(core_wire_hdr_t);
+
+} // namespace
+
+TEST(CoreWire, AcceptsGoodHeaders)
+{
+    auto h = eager(5, 100, 3);
+    EXPECT_EQ(core_wire_validate(&h, kHdr + 100, 5, 3, 8192), CORE_WIRE_OK);
+    auto z = eager(0, 0);
+    EXPECT_EQ(core_wire_validate(&z, kHdr, 0, 0, 8192), CORE_WIRE_OK);
+    auto m = eager(7, 8192);
+    EXPECT_EQ(core_wire_validate(&m, kHdr + 8192, 7, 0, 8192), CORE_WIRE_OK);
+    core_wire_hdr_t c{};
+    c.type = CORE_WIRE_CREDIT;
+    c.seq = 9;
+    c.credits = 40;
+    EXPECT_EQ(core_wire_validate(&c, kHdr, 9, 40, 8192), CORE_WIRE_OK);
+}
+
+TEST(CoreWire, RejectsEachBadField)
+{
+    auto h = eager(5, 100);
+    EXPECT_EQ(core_wire_validate(&h, kHdr - 1, 5, 0, 8192), CORE_WIRE_SHORT);
+    EXPECT_EQ(core_wire_validate(&h, 0, 5, 0, 8192), CORE_WIRE_SHORT);
+    EXPECT_EQ(core_wire_validate(&h, kHdr + 99, 5, 0, 8192), CORE_WIRE_BAD_LENGTH);
+    EXPECT_EQ(core_wire_validate(&h, kHdr + 101, 5, 0, 8192), CORE_WIRE_BAD_LENGTH);
+    EXPECT_EQ(core_wire_validate(&h, kHdr + 100, 4, 0, 8192), CORE_WIRE_BAD_SEQ);
+    EXPECT_EQ(core_wire_validate(&h, kHdr + 100, 6, 0, 8192), CORE_WIRE_BAD_SEQ);
+    EXPECT_EQ(core_wire_validate(&h, kHdr + 100, 5, 0, 99), CORE_WIRE_BAD_LENGTH);
+
+    auto big = eager(0, 0xffffffffu); // a length that would wrap byte_len arithmetic
+    EXPECT_EQ(core_wire_validate(&big, kHdr + 10, 0, 0, 8192), CORE_WIRE_BAD_LENGTH);
+
+    for (uint8_t t : {0, 3, 255}) {
+        auto b = eager(5, 100);
+        b.type = t;
+        EXPECT_EQ(core_wire_validate(&b, kHdr + 100, 5, 0, 8192), CORE_WIRE_BAD_TYPE) << int(t);
+    }
+    auto f = eager(5, 100);
+    f.flags = 1;
+    EXPECT_EQ(core_wire_validate(&f, kHdr + 100, 5, 0, 8192), CORE_WIRE_BAD_FLAGS);
+    f = eager(5, 100);
+    f.reserved = 1;
+    EXPECT_EQ(core_wire_validate(&f, kHdr + 100, 5, 0, 8192), CORE_WIRE_BAD_FLAGS);
+
+    auto cr = eager(5, 100, 4);
+    EXPECT_EQ(core_wire_validate(&cr, kHdr + 100, 5, 3, 8192), CORE_WIRE_BAD_CREDITS);
+
+    core_wire_hdr_t c{};
+    c.type = CORE_WIRE_CREDIT;
+    c.tag = 1;
+    EXPECT_EQ(core_wire_validate(&c, kHdr, 0, 0, 8192), CORE_WIRE_BAD_TAG);
+    c.tag = 0;
+    c.length = 4;
+    EXPECT_EQ(core_wire_validate(&c, kHdr + 4, 0, 0, 8192), CORE_WIRE_BAD_LENGTH);
+    EXPECT_STREQ(core_wire_check_string(CORE_WIRE_BAD_SEQ), "out of sequence");
+    EXPECT_STREQ(core_wire_check_string(CORE_WIRE_CHECK_LAST), "unknown");
+}
+
+TEST(CoreCredit, DataKeepsOneCreditForReturns)
+{
+    core_credit_t c;
+    core_credit_init(&c, 4, 8);
+    EXPECT_EQ(c.threshold, 4u);
+    int sent = 0;
+    while (core_credit_can_send_data(&c)) {
+        EXPECT_EQ(core_credit_consume(&c), 0);
+        sent++;
+    }
+    EXPECT_EQ(sent, 3);
+    EXPECT_TRUE(core_credit_can_send_return(&c));
+    EXPECT_EQ(core_credit_unreturned(&c), 3u);
+    core_credit_grant(&c, 3);
+    EXPECT_EQ(c.avail, 4u);
+    EXPECT_EQ(core_credit_unreturned(&c), 0u);
+}
+
+TEST(CoreCredit, PiggyBackAndExplicitReturn)
+{
+    core_credit_t c;
+    core_credit_init(&c, 16, 16);
+    core_credit_reposted(&c, 5);
+    EXPECT_FALSE(core_credit_return_due(&c));
+    EXPECT_EQ(core_credit_consume(&c), 5) << "all owed credits ride on the next message";
+    EXPECT_EQ(c.to_return, 0u);
+    core_credit_reposted(&c, 8);
+    EXPECT_TRUE(core_credit_return_due(&c));
+    core_credit_reposted(&c, 70000);
+    EXPECT_EQ(core_credit_consume(&c), CORE_CREDIT_MAX_GRANT);
+    EXPECT_EQ(c.to_return, 70008u - CORE_CREDIT_MAX_GRANT);
+}
+
+TEST(CoreCredit, ThresholdAtLeastTwo)
+{
+    core_credit_t c;
+    core_credit_init(&c, 4, 4);
+    EXPECT_EQ(c.threshold, 2u);
+    core_credit_reposted(&c, 1);
+    EXPECT_FALSE(core_credit_return_due(&c)) << "one returned credit alone must not ping-pong";
+}

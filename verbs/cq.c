@@ -1,0 +1,83 @@
+/* Completion queues. */
+#include "verbs/cq.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ibmsg/status.h>
+
+#include "util/compiler.h"
+#include "util/log.h"
+#include "verbs/verbs_priv.h"
+
+UTIL_STATIC_ASSERT((int)VERBS_WC_SUCCESS == (int)IBV_WC_SUCCESS &&
+                       (int)VERBS_WC_FLUSH == (int)IBV_WC_WR_FLUSH_ERR &&
+                       (int)VERBS_WC_RNR_RETRY_EXC == (int)IBV_WC_RNR_RETRY_EXC_ERR,
+                   "completion statuses match libibverbs");
+
+int verbs_cq_create(verbs_dev_t *dev, int cqe, verbs_cq_t **cq_p)
+{
+    verbs_cq_t *cq;
+    int status;
+
+    if (dev == NULL || cq_p == NULL || cqe < 1 || (uint32_t)cqe > dev->info.max_cqe) {
+        util_error("%s: CQ of %d entries (device maximum %u)", dev ? dev->info.name : "?", cqe,
+                   dev ? dev->info.max_cqe : 0);
+        return IBMSG_ERR_INVALID;
+    }
+    cq = calloc(1, sizeof(*cq));
+    if (cq == NULL) {
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    cq->cq = ibv_create_cq(dev->ctx, cqe, NULL, NULL, 0);
+    if (cq->cq == NULL) {
+        status = verbs_errno_status(errno);
+        util_error("%s: ibv_create_cq(%d) failed: %s", dev->info.name, cqe, strerror(errno));
+        free(cq);
+        return status;
+    }
+    cq->size = cq->cq->cqe;
+    *cq_p = cq;
+    return IBMSG_OK;
+}
+
+void verbs_cq_destroy(verbs_cq_t *cq)
+{
+    if (cq == NULL) {
+        return;
+    }
+    if (ibv_destroy_cq(cq->cq) != 0) {
+        util_warn("ibv_destroy_cq failed: %s", strerror(errno));
+    }
+    free(cq);
+}
+
+int verbs_cq_size(const verbs_cq_t *cq)
+{
+    return cq->size;
+}
+
+int verbs_cq_poll(verbs_cq_t *cq, int max, verbs_wc_t *wcs)
+{
+    struct ibv_wc wc[VERBS_CQ_POLL_MAX];
+    int n;
+
+    n = ibv_poll_cq(cq->cq, UTIL_MIN(max, VERBS_CQ_POLL_MAX), wc);
+    if (util_unlikely(n < 0)) {
+        util_error("ibv_poll_cq failed: %d", n);
+        return IBMSG_ERR_IO;
+    }
+    for (int i = 0; i < n; i++) {
+        wcs[i].wr_id = wc[i].wr_id;
+        wcs[i].byte_len = wc[i].byte_len;
+        wcs[i].qp_num = wc[i].qp_num;
+        wcs[i].status = (int)wc[i].status;
+    }
+    return n;
+}
+
+const char *verbs_wc_status_string(int status)
+{
+    return ibv_wc_status_str((enum ibv_wc_status)status);
+}

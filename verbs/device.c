@@ -1,0 +1,295 @@
+/* Device, port and GID selection, and the protection domain. */
+#include "verbs/device.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ibmsg/status.h>
+
+#include "util/log.h"
+#include "verbs/addr.h"
+#include "verbs/verbs_priv.h"
+
+int verbs_errno_status(int err)
+{
+    switch (err) {
+    case 0:
+        return IBMSG_OK;
+    case ENOMEM:
+        return IBMSG_ERR_NO_MEMORY;
+    case EINVAL:
+        return IBMSG_ERR_INVALID;
+    case EOPNOTSUPP:
+        return IBMSG_ERR_NOT_SUPPORTED;
+    case EAGAIN:
+    case ENOSPC:
+        return IBMSG_ERR_NO_RESOURCE;
+    case EBUSY:
+        return IBMSG_ERR_BUSY;
+    case ENODEV:
+        return IBMSG_ERR_NO_DEVICE;
+    case ETIMEDOUT:
+        return IBMSG_ERR_TIMEOUT;
+    default:
+        return IBMSG_ERR_IO;
+    }
+}
+
+static int gid_is_ipv4_mapped(const union ibv_gid *gid)
+{
+    static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    return memcmp(gid->raw, prefix, sizeof(prefix)) == 0;
+}
+
+static int gid_is_zero(const union ibv_gid *gid)
+{
+    static const uint8_t zero[16];
+    return memcmp(gid->raw, zero, sizeof(zero)) == 0;
+}
+
+/* The default RoCE GID: RoCE v2 and IPv4-mapped first, then any RoCE v2, else -1. */
+static int roce_default_gid(struct ibv_context *ctx, uint8_t port, int tbl_len)
+{
+    int any_v2 = -1;
+
+    for (int i = 0; i < tbl_len; i++) {
+        struct ibv_gid_entry entry;
+        if (ibv_query_gid_ex(ctx, port, (uint32_t)i, &entry, 0) != 0) {
+            continue; /* unused entries fail with ENODATA */
+        }
+        if (entry.gid_type != IBV_GID_TYPE_ROCE_V2 || gid_is_zero(&entry.gid)) {
+            continue;
+        }
+        if (gid_is_ipv4_mapped(&entry.gid)) {
+            return i;
+        }
+        if (any_v2 < 0) {
+            any_v2 = i;
+        }
+    }
+    return any_v2;
+}
+
+/* A bounded text of what was found, for the error message when nothing fits. */
+typedef struct found_text {
+    char buf[512];
+    size_t len;
+} found_text_t;
+
+static void found_add(found_text_t *f, const char *fmt, ...) UTIL_PRINTF(2, 3);
+
+static void found_add(found_text_t *f, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (f->len >= sizeof(f->buf) - 1) {
+        return;
+    }
+    va_start(ap, fmt);
+    n = vsnprintf(f->buf + f->len, sizeof(f->buf) - f->len, fmt, ap);
+    va_end(ap);
+    if (n > 0) {
+        f->len = UTIL_MIN(f->len + (size_t)n, sizeof(f->buf) - 1);
+    }
+}
+
+static const char *link_layer_name(uint8_t ll)
+{
+    return ll == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB";
+}
+
+/* Fill info for (ctx, port) with the chosen GID. Returns a status, logging why it failed. */
+static int port_setup(struct ibv_context *ctx, const struct ibv_port_attr *pa, uint8_t port,
+                      int gid_index, verbs_dev_info_t *info)
+{
+    struct ibv_device_attr da;
+    const char *name = ibv_get_device_name(ctx->device);
+    union ibv_gid gid;
+
+    if (ibv_query_device(ctx, &da) != 0) {
+        util_error("%s: ibv_query_device failed: %s", name, strerror(errno));
+        return IBMSG_ERR_IO;
+    }
+    memset(info, 0, sizeof(*info));
+    snprintf(info->name, sizeof(info->name), "%s", name);
+    info->port = port;
+    info->link_layer =
+        pa->link_layer == IBV_LINK_LAYER_ETHERNET ? VERBS_LINK_ETHERNET : VERBS_LINK_IB;
+    info->active_mtu = (uint8_t)pa->active_mtu;
+    info->lid = pa->lid;
+    info->max_qp_wr = (uint32_t)da.max_qp_wr;
+    info->max_cqe = (uint32_t)da.max_cqe;
+    info->max_sge = (uint32_t)da.max_sge;
+
+    if (gid_index < 0 && info->link_layer == VERBS_LINK_ETHERNET) {
+        gid_index = roce_default_gid(ctx, port, pa->gid_tbl_len);
+        if (gid_index < 0) {
+            util_error("%s port %u: RoCE port without a RoCE v2 GID (table of %d entries)", name,
+                       (unsigned)port, pa->gid_tbl_len);
+            return IBMSG_ERR_NO_DEVICE;
+        }
+    }
+    info->gid_index = gid_index;
+    if (gid_index < 0) {
+        return IBMSG_OK; /* IB: LID routing */
+    }
+    if (gid_index >= pa->gid_tbl_len) {
+        util_error("%s port %u: GID index %d out of range (table of %d entries)", name,
+                   (unsigned)port, gid_index, pa->gid_tbl_len);
+        return IBMSG_ERR_INVALID;
+    }
+    if (ibv_query_gid(ctx, port, gid_index, &gid) != 0 || gid_is_zero(&gid)) {
+        util_error("%s port %u: GID index %d is not set", name, (unsigned)port, gid_index);
+        return IBMSG_ERR_INVALID;
+    }
+    memcpy(info->gid, gid.raw, sizeof(info->gid));
+    return IBMSG_OK;
+}
+
+/*
+ * Try one device: its given port, or its first ACTIVE one. Returns IBMSG_OK with ctx kept open,
+ * IBMSG_ERR_NOT_FOUND when no port fits (the ports and states are appended to found), or another
+ * error that ends the search.
+ */
+static int try_device(struct ibv_device *ibdev, const verbs_dev_params_t *p,
+                      struct ibv_context **ctx_p, verbs_dev_info_t *info, found_text_t *found)
+{
+    const char *name = ibv_get_device_name(ibdev);
+    struct ibv_context *ctx = ibv_open_device(ibdev);
+    struct ibv_device_attr da;
+    int status = IBMSG_ERR_NOT_FOUND;
+
+    if (ctx == NULL) {
+        found_add(found, " %s (cannot open: %s)", name, strerror(errno));
+        return IBMSG_ERR_NOT_FOUND;
+    }
+    if (ibv_query_device(ctx, &da) != 0) {
+        found_add(found, " %s (query failed)", name);
+        goto out_close;
+    }
+    if (p->port > da.phys_port_cnt) {
+        util_error("%s has %u ports, port %d was asked for", name, (unsigned)da.phys_port_cnt,
+                   p->port);
+        status = IBMSG_ERR_INVALID;
+        goto out_close;
+    }
+    for (int port = 1; port <= da.phys_port_cnt; port++) {
+        struct ibv_port_attr pa;
+        if (p->port != 0 && port != p->port) {
+            continue;
+        }
+        if (ibv_query_port(ctx, (uint8_t)port, &pa) != 0) {
+            found_add(found, " %s:%d (query failed)", name, port);
+            continue;
+        }
+        found_add(found, " %s:%d (%s, %s)", name, port, ibv_port_state_str(pa.state),
+                  link_layer_name(pa.link_layer));
+        if (pa.state != IBV_PORT_ACTIVE) {
+            continue;
+        }
+        status = port_setup(ctx, &pa, (uint8_t)port, p->gid_index, info);
+        if (status == IBMSG_OK) {
+            *ctx_p = ctx;
+            return IBMSG_OK;
+        }
+        break;
+    }
+out_close:
+    ibv_close_device(ctx);
+    return status;
+}
+
+int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
+{
+    struct ibv_device **list;
+    found_text_t found = {.len = 0};
+    struct ibv_context *ctx = NULL;
+    verbs_dev_info_t info;
+    verbs_dev_t *dev;
+    int num = 0, status = IBMSG_ERR_NOT_FOUND, named = 0;
+
+    if (params == NULL || dev_p == NULL || params->port < 0 || params->port > 255 ||
+        params->gid_index < -1) {
+        return IBMSG_ERR_INVALID;
+    }
+    list = ibv_get_device_list(&num);
+    if (list == NULL || num == 0) {
+        util_error("no RDMA device: ibv_get_device_list found 0 devices%s",
+                   list == NULL ? " (and failed)" : "");
+        if (list != NULL) {
+            ibv_free_device_list(list);
+        }
+        return IBMSG_ERR_NO_DEVICE;
+    }
+    found.buf[0] = '\0';
+    for (int i = 0; i < num && status == IBMSG_ERR_NOT_FOUND; i++) {
+        const char *name = ibv_get_device_name(list[i]);
+        if (params->name != NULL && strcmp(params->name, name) != 0) {
+            found_add(&found, " %s", name);
+            continue;
+        }
+        named = 1;
+        status = try_device(list[i], params, &ctx, &info, &found);
+    }
+    ibv_free_device_list(list);
+    if (status == IBMSG_ERR_NOT_FOUND) {
+        if (params->name != NULL && !named) {
+            util_error("no RDMA device named %s; found:%s", params->name, found.buf);
+        } else if (params->port != 0) {
+            util_error("port %d is not ACTIVE; found:%s", params->port, found.buf);
+        } else {
+            util_error("no ACTIVE RDMA port; found:%s", found.buf);
+        }
+        return IBMSG_ERR_NO_DEVICE;
+    }
+    if (status != IBMSG_OK) {
+        return status;
+    }
+
+    dev = calloc(1, sizeof(*dev));
+    if (dev == NULL) {
+        status = IBMSG_ERR_NO_MEMORY;
+        goto err_close;
+    }
+    dev->ctx = ctx;
+    dev->info = info;
+    dev->pd = ibv_alloc_pd(ctx);
+    if (dev->pd == NULL) {
+        status = verbs_errno_status(errno);
+        util_error("%s: ibv_alloc_pd failed: %s", info.name, strerror(errno));
+        goto err_free;
+    }
+    util_debug("%s port %u: %s, MTU %u, GID index %d, LID %u", info.name, (unsigned)info.port,
+               info.link_layer == VERBS_LINK_ETHERNET ? "RoCE" : "IB",
+               verbs_mtu_bytes(info.active_mtu), info.gid_index, (unsigned)info.lid);
+    *dev_p = dev;
+    return IBMSG_OK;
+
+err_free:
+    free(dev);
+err_close:
+    ibv_close_device(ctx);
+    return status;
+}
+
+void verbs_dev_close(verbs_dev_t *dev)
+{
+    if (dev == NULL) {
+        return;
+    }
+    if (ibv_dealloc_pd(dev->pd) != 0) {
+        util_warn("%s: ibv_dealloc_pd failed: %s (resources still in use)", dev->info.name,
+                  strerror(errno));
+    }
+    ibv_close_device(dev->ctx);
+    free(dev);
+}
+
+const verbs_dev_info_t *verbs_dev_info(const verbs_dev_t *dev)
+{
+    return &dev->info;
+}

@@ -1,0 +1,58 @@
+/*
+ * One opened RDMA device port: selection (by name, port and GID index, or the defaults: the
+ * first ACTIVE port and, on RoCE, the RoCE v2 IPv4-mapped GID), its protection domain and the
+ * attributes the layers above size themselves by.
+ */
+#ifndef IBMSG_VERBS_DEVICE_H
+#define IBMSG_VERBS_DEVICE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct verbs_dev verbs_dev_t;
+
+/* What to open. NULL / 0 / -1 mean "choose": see verbs_dev_open. */
+typedef struct verbs_dev_params {
+    const char *name; /* device name such as "rxe0", or NULL for any */
+    int port;         /* 1-based port number, or 0 for the first ACTIVE port */
+    int gid_index;    /* GID table index, or -1: RoCE v2 IPv4-mapped on Ethernet, 0 on IB */
+} verbs_dev_params_t;
+
+/* What was opened. */
+typedef struct verbs_dev_info {
+    char name[64];
+    uint8_t port;
+    uint8_t link_layer; /* VERBS_LINK_* (verbs/addr.h) */
+    uint8_t active_mtu; /* IB MTU code of the port */
+    int gid_index;      /* -1 when the port has no usable GID (IB without GRH) */
+    uint16_t lid;
+    uint8_t gid[16];
+    uint32_t max_qp_wr;
+    uint32_t max_cqe;
+    uint32_t max_sge;
+} verbs_dev_info_t;
+
+/**
+ * Open the device and port that params select and allocate a protection domain.
+ * Selection: the named device (all devices when NULL); the given port, or its first ACTIVE one;
+ * the given GID index, or on RoCE the first RoCE v2 GID that is IPv4-mapped (then any RoCE v2
+ * GID), on IB none (LID routing).
+ * Returns IBMSG_OK; IBMSG_ERR_NO_DEVICE when nothing fits, with an error log that names every
+ * device and port that was found and its state; IBMSG_ERR_INVALID for a bad port or GID index.
+ */
+int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p);
+
+/** Release the protection domain and close the device. NULL is ignored. */
+void verbs_dev_close(verbs_dev_t *dev);
+
+/** The attributes of an opened device port (valid until verbs_dev_close). */
+const verbs_dev_info_t *verbs_dev_info(const verbs_dev_t *dev);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

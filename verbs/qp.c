@@ -1,0 +1,283 @@
+/* RC queue pairs: creation, state transitions and posting. */
+#include "verbs/qp.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <ibmsg/status.h>
+
+#include "util/compiler.h"
+#include "util/log.h"
+#include "verbs/verbs_priv.h"
+
+struct verbs_qp {
+    struct ibv_qp *qp;
+    verbs_dev_t *dev;
+    verbs_qp_params_t caps;
+    uint32_t psn;
+};
+
+/* An initial PSN that differs between QPs and runs, so stale packets of an old QP do not fit. */
+static uint32_t initial_psn(const void *salt)
+{
+    struct timespec ts;
+    uint64_t x;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ (uint64_t)(uintptr_t)salt;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (uint32_t)x & 0xffffff;
+}
+
+int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
+                    const verbs_qp_params_t *params, verbs_qp_t **qp_p)
+{
+    struct ibv_qp_init_attr init = {0};
+    struct ibv_qp_attr attr = {0};
+    verbs_qp_t *qp;
+    int status;
+
+    if (dev == NULL || send_cq == NULL || recv_cq == NULL || params == NULL || qp_p == NULL ||
+        params->sq_depth == 0 || params->rq_depth == 0 || params->sq_depth > dev->info.max_qp_wr ||
+        params->rq_depth > dev->info.max_qp_wr) {
+        return IBMSG_ERR_INVALID;
+    }
+    qp = calloc(1, sizeof(*qp));
+    if (qp == NULL) {
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    init.send_cq = send_cq->cq;
+    init.recv_cq = recv_cq->cq;
+    init.qp_type = IBV_QPT_RC;
+    init.sq_sig_all = 0; /* selective signalling */
+    init.cap.max_send_wr = params->sq_depth;
+    init.cap.max_recv_wr = params->rq_depth;
+    init.cap.max_send_sge = 2;
+    init.cap.max_recv_sge = 1;
+    init.cap.max_inline_data = params->max_inline;
+    qp->qp = ibv_create_qp(dev->pd, &init);
+    /* max_inline is a wish: devices refuse more than they support, so ask for less until one
+     * fits (rxe: 512 bytes). */
+    while (qp->qp == NULL && errno == EINVAL && init.cap.max_inline_data > 0) {
+        init.cap.max_inline_data /= 2;
+        init.cap.max_send_wr = params->sq_depth;
+        init.cap.max_recv_wr = params->rq_depth;
+        init.cap.max_send_sge = 2;
+        init.cap.max_recv_sge = 1;
+        qp->qp = ibv_create_qp(dev->pd, &init);
+    }
+    if (qp->qp == NULL) {
+        status = verbs_errno_status(errno);
+        util_error("%s: ibv_create_qp(sq %u, rq %u, inline %u) failed: %s", dev->info.name,
+                   params->sq_depth, params->rq_depth, params->max_inline, strerror(errno));
+        goto err_free;
+    }
+    /* The device may grant more than asked (rxe: inline = max(16 * max_send_sge, asked)). */
+    qp->caps.sq_depth = init.cap.max_send_wr;
+    qp->caps.rq_depth = init.cap.max_recv_wr;
+    qp->caps.max_inline = init.cap.max_inline_data;
+    qp->dev = dev;
+    qp->psn = initial_psn(qp);
+
+    attr.qp_state = IBV_QPS_INIT;
+    attr.pkey_index = 0;
+    attr.port_num = dev->info.port;
+    attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
+    if (ibv_modify_qp(qp->qp, &attr,
+                      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0) {
+        status = verbs_errno_status(errno);
+        util_error("qp 0x%x: RESET -> INIT failed: %s", qp->qp->qp_num, strerror(errno));
+        goto err_destroy_qp;
+    }
+    *qp_p = qp;
+    return IBMSG_OK;
+
+err_destroy_qp:
+    ibv_destroy_qp(qp->qp);
+err_free:
+    free(qp);
+    return status;
+}
+
+void verbs_qp_destroy(verbs_qp_t *qp)
+{
+    if (qp == NULL) {
+        return;
+    }
+    if (ibv_destroy_qp(qp->qp) != 0) {
+        util_warn("qp 0x%x: ibv_destroy_qp failed: %s", qp->qp->qp_num, strerror(errno));
+    }
+    free(qp);
+}
+
+void verbs_qp_caps(const verbs_qp_t *qp, verbs_qp_params_t *caps)
+{
+    *caps = qp->caps;
+}
+
+uint32_t verbs_qp_num(const verbs_qp_t *qp)
+{
+    return qp->qp->qp_num;
+}
+
+void verbs_qp_addr(const verbs_qp_t *qp, verbs_addr_t *addr)
+{
+    const verbs_dev_info_t *info = &qp->dev->info;
+
+    memset(addr, 0, sizeof(*addr));
+    addr->qpn = qp->qp->qp_num;
+    addr->psn = qp->psn;
+    addr->lid = info->lid;
+    addr->mtu = info->active_mtu;
+    addr->link_layer = info->link_layer;
+    if (info->gid_index >= 0) {
+        memcpy(addr->gid, info->gid, sizeof(addr->gid));
+    }
+}
+
+static int gid_is_zero(const uint8_t *gid)
+{
+    static const uint8_t zero[16];
+    return memcmp(gid, zero, sizeof(zero)) == 0;
+}
+
+int verbs_qp_to_rtr(verbs_qp_t *qp, const verbs_addr_t *remote, const verbs_conn_params_t *cp)
+{
+    const verbs_dev_info_t *info = &qp->dev->info;
+    struct ibv_qp_attr attr = {0};
+    int use_grh = info->link_layer == VERBS_LINK_ETHERNET || !gid_is_zero(remote->gid);
+
+    if (remote->link_layer != info->link_layer) {
+        util_error("qp 0x%x: peer is on %s, this port on %s", qp->qp->qp_num,
+                   remote->link_layer == VERBS_LINK_ETHERNET ? "RoCE" : "IB",
+                   info->link_layer == VERBS_LINK_ETHERNET ? "RoCE" : "IB");
+        return IBMSG_ERR_INVALID;
+    }
+    if (use_grh && info->gid_index < 0) {
+        util_error("qp 0x%x: peer needs a GRH but this port has no GID", qp->qp->qp_num);
+        return IBMSG_ERR_INVALID;
+    }
+    attr.qp_state = IBV_QPS_RTR;
+    attr.path_mtu = (enum ibv_mtu)UTIL_MIN(info->active_mtu, remote->mtu);
+    attr.dest_qp_num = remote->qpn;
+    attr.rq_psn = remote->psn;
+    attr.max_dest_rd_atomic = 1;
+    attr.min_rnr_timer = cp->min_rnr_timer;
+    attr.ah_attr.dlid = remote->lid;
+    attr.ah_attr.sl = 0;
+    attr.ah_attr.src_path_bits = 0;
+    attr.ah_attr.port_num = info->port;
+    if (use_grh) {
+        attr.ah_attr.is_global = 1;
+        memcpy(attr.ah_attr.grh.dgid.raw, remote->gid, 16);
+        attr.ah_attr.grh.sgid_index = (uint8_t)info->gid_index;
+        attr.ah_attr.grh.hop_limit = 64;
+    }
+    if (ibv_modify_qp(qp->qp, &attr,
+                      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                          IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) != 0) {
+        int err = errno;
+        util_error("qp 0x%x: INIT -> RTR (to qp 0x%x, mtu %u) failed: %s", qp->qp->qp_num,
+                   remote->qpn, verbs_mtu_bytes((uint8_t)attr.path_mtu), strerror(err));
+        return verbs_errno_status(err);
+    }
+    return IBMSG_OK;
+}
+
+int verbs_qp_to_rts(verbs_qp_t *qp, const verbs_conn_params_t *cp)
+{
+    struct ibv_qp_attr attr = {0};
+
+    attr.qp_state = IBV_QPS_RTS;
+    attr.timeout = cp->timeout;
+    attr.retry_cnt = cp->retry_cnt;
+    attr.rnr_retry = cp->rnr_retry;
+    attr.sq_psn = qp->psn;
+    attr.max_rd_atomic = 1;
+    if (ibv_modify_qp(qp->qp, &attr,
+                      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                          IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) != 0) {
+        int err = errno;
+        util_error("qp 0x%x: RTR -> RTS failed: %s", qp->qp->qp_num, strerror(err));
+        return verbs_errno_status(err);
+    }
+    return IBMSG_OK;
+}
+
+int verbs_qp_to_error(verbs_qp_t *qp)
+{
+    struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
+
+    if (ibv_modify_qp(qp->qp, &attr, IBV_QP_STATE) != 0) {
+        int err = errno;
+        util_warn("qp 0x%x: -> ERROR failed: %s", qp->qp->qp_num, strerror(err));
+        return verbs_errno_status(err);
+    }
+    return IBMSG_OK;
+}
+
+int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigned flags,
+                       uint64_t wr_id)
+{
+    struct ibv_sge sg[2];
+    struct ibv_send_wr wr, *bad;
+    int ret;
+
+    for (int i = 0; i < nsge; i++) {
+        sg[i].addr = sge[i].addr;
+        sg[i].length = sge[i].length;
+        sg[i].lkey = sge[i].lkey;
+    }
+    wr.wr_id = wr_id;
+    wr.next = NULL;
+    wr.sg_list = sg;
+    wr.num_sge = nsge;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = ((flags & VERBS_SEND_SIGNALED) ? IBV_SEND_SIGNALED : 0) |
+                    ((flags & VERBS_SEND_INLINE) ? IBV_SEND_INLINE : 0);
+    ret = ibv_post_send(qp->qp, &wr, &bad);
+    if (util_unlikely(ret != 0)) {
+        util_error("qp 0x%x: ibv_post_send failed: %s", qp->qp->qp_num, strerror(ret));
+        return ret == ENOMEM ? IBMSG_ERR_NO_RESOURCE : verbs_errno_status(ret);
+    }
+    return IBMSG_OK;
+}
+
+int verbs_qp_post_recv(verbs_qp_t *qp, const verbs_sge_t *sges, const uint64_t *wr_ids, int n,
+                       int *posted)
+{
+    struct ibv_recv_wr wr[VERBS_RECV_BATCH_MAX], *bad;
+    struct ibv_sge sg[VERBS_RECV_BATCH_MAX];
+    int done = 0;
+
+    while (done < n) {
+        int batch = UTIL_MIN(n - done, VERBS_RECV_BATCH_MAX), ret;
+        for (int i = 0; i < batch; i++) {
+            sg[i].addr = sges[done + i].addr;
+            sg[i].length = sges[done + i].length;
+            sg[i].lkey = sges[done + i].lkey;
+            wr[i].wr_id = wr_ids[done + i];
+            wr[i].sg_list = &sg[i];
+            wr[i].num_sge = 1;
+            wr[i].next = (i + 1 < batch) ? &wr[i + 1] : NULL;
+        }
+        ret = ibv_post_recv(qp->qp, wr, &bad);
+        if (util_unlikely(ret != 0)) {
+            done += (int)(bad - wr);
+            util_error("qp 0x%x: ibv_post_recv failed: %s", qp->qp->qp_num, strerror(ret));
+            if (posted != NULL) {
+                *posted = done;
+            }
+            return verbs_errno_status(ret);
+        }
+        done += batch;
+    }
+    if (posted != NULL) {
+        *posted = done;
+    }
+    return IBMSG_OK;
+}

@@ -1,0 +1,103 @@
+/*
+ * Reliable-connected queue pairs: creation, the RESET -> INIT -> RTR -> RTS transitions, and the
+ * post helpers of the hot path. On rxe every ibv_post_send is a write() syscall, so callers
+ * batch and signal selectively; ibv_post_recv stays in user space.
+ */
+#ifndef IBMSG_VERBS_QP_H
+#define IBMSG_VERBS_QP_H
+
+#include <stdint.h>
+
+#include "verbs/addr.h"
+#include "verbs/cq.h"
+#include "verbs/device.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct verbs_qp verbs_qp_t;
+
+/* Queue sizes asked for; verbs_qp_caps gives what the device granted. */
+typedef struct verbs_qp_params {
+    uint32_t sq_depth;
+    uint32_t rq_depth;
+    uint32_t max_inline;
+} verbs_qp_params_t;
+
+/* Transport settings for RTR and RTS (IB encodings: see the cvars that set them). */
+typedef struct verbs_conn_params {
+    uint8_t timeout;       /* local ACK timeout: 4.096 us * 2^timeout */
+    uint8_t retry_cnt;     /* 0..7 */
+    uint8_t rnr_retry;     /* 0..7, 7 = forever */
+    uint8_t min_rnr_timer; /* IB encoding 0..31 */
+} verbs_conn_params_t;
+
+/* One gather/scatter element. */
+typedef struct verbs_sge {
+    uint64_t addr;
+    uint32_t length;
+    uint32_t lkey;
+} verbs_sge_t;
+
+enum {
+    VERBS_SEND_SIGNALED = 1u << 0,
+    VERBS_SEND_INLINE = 1u << 1,
+};
+
+/* Most receives one verbs_qp_post_recv call chains into one post list. */
+#define VERBS_RECV_BATCH_MAX 64
+
+/**
+ * Create an RC QP on dev with the given CQs and move it to INIT (so receives can be posted
+ * before it is connected). Up to 2 send SGEs. params->max_inline is a wish: when the device
+ * refuses it, smaller values are tried (verbs_qp_caps gives what was granted). Returns IBMSG_OK
+ * or an error (logged).
+ */
+int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
+                    const verbs_qp_params_t *params, verbs_qp_t **qp_p);
+
+/** Destroy a QP (NULL is ignored); outstanding work requests are flushed without completions. */
+void verbs_qp_destroy(verbs_qp_t *qp);
+
+/** What the device granted (sq/rq depth, max_inline as ibv_create_qp returned them). */
+void verbs_qp_caps(const verbs_qp_t *qp, verbs_qp_params_t *caps);
+
+/** This QP's address for the peer: QPN, initial PSN, LID, GID and the port's MTU. */
+void verbs_qp_addr(const verbs_qp_t *qp, verbs_addr_t *addr);
+
+/** The QP number. */
+uint32_t verbs_qp_num(const verbs_qp_t *qp);
+
+/**
+ * INIT -> RTR towards remote: path MTU = min(port MTU, remote MTU), GRH when the remote has a
+ * GID or the link is Ethernet. Returns IBMSG_OK or an error (logged).
+ */
+int verbs_qp_to_rtr(verbs_qp_t *qp, const verbs_addr_t *remote, const verbs_conn_params_t *cp);
+
+/** RTR -> RTS with the given timeout and retry counts. */
+int verbs_qp_to_rts(verbs_qp_t *qp, const verbs_conn_params_t *cp);
+
+/** Move the QP to ERROR (flushes every outstanding work request with an error completion). */
+int verbs_qp_to_error(verbs_qp_t *qp);
+
+/**
+ * Post one send of nsge (1..2) elements. flags: VERBS_SEND_SIGNALED, VERBS_SEND_INLINE (the
+ * total must not exceed the granted max_inline; the data is copied by the call and may be
+ * reused at once). Returns IBMSG_OK, or IBMSG_ERR_NO_RESOURCE when the send queue is full.
+ */
+int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigned flags,
+                       uint64_t wr_id);
+
+/**
+ * Post n receives (one SGE each) as post lists of up to VERBS_RECV_BATCH_MAX. Returns IBMSG_OK
+ * or an error; on error the receives before the failing one are posted (*posted says how many).
+ */
+int verbs_qp_post_recv(verbs_qp_t *qp, const verbs_sge_t *sges, const uint64_t *wr_ids, int n,
+                       int *posted);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
