@@ -1,6 +1,8 @@
 /* Life cycle of the tool interface: the registry object, its lock, init and finalize. */
 #include "counters/tool_internal.h"
 
+#include "counters/sources.h"
+
 #include <limits.h>
 
 /* Tags of handle values (bits 56..63): a handle of one kind is never taken for another. */
@@ -45,6 +47,8 @@ int ibmsg_t_init_thread(int required, int *provided)
         return IBMSG_T_ERR_INVALID;
     }
     cnt_tool_ensure_builtins();
+    /* NIC and PAPI variables: registered at the first init, never at library load. */
+    cnt_sources_register();
     cnt_tool_lock();
     if (cnt_reg.refcount == INT_MAX) {
         cnt_tool_unlock();

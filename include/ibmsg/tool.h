@@ -397,6 +397,35 @@ IBMSG_API int ibmsg_t_thread_get_all(int len, ibmsg_t_thread_t threads[], int *n
 IBMSG_API int ibmsg_t_thread_get_info(ibmsg_t_thread_t thread, long *tid, int *numa_node,
                                       int *alive);
 
+/* ---- NIC ports (objects of IBMSG_T_BIND_PORT variables) ------------------------------------ */
+
+/*
+ * One port of one RDMA device the process can see. Port objects exist from the first
+ * ibmsg_t_init_thread for the life of the process (the list is discovered once, under the
+ * nic_sysfs_root control variable) and are never freed; a context will also give its port.
+ */
+typedef struct ibmsg_t_port_s *ibmsg_t_port_t;
+
+/**
+ * The number of RDMA device ports (0 on a host without RDMA). Thread safe.
+ * Returns IBMSG_T_ERR_NOT_INITIALIZED outside init/finalize, IBMSG_T_ERR_INVALID if num is NULL.
+ */
+IBMSG_API int ibmsg_t_port_get_num(int *num);
+
+/**
+ * The port at index (0 .. num-1, ordered by device name, then port number), to pass as the
+ * obj_handle (&port) of ibmsg_t_pvar_handle_alloc for variables bound to IBMSG_T_BIND_PORT.
+ * Thread safe. IBMSG_T_ERR_INVALID_INDEX when index is out of range.
+ */
+IBMSG_API int ibmsg_t_port_get(int index, ibmsg_t_port_t *port);
+
+/**
+ * The device name (such as "mlx5_0" or "rxe0", returned the tool.h string way through name and
+ * name_len) and the port number (from 1) of a port. Thread safe. IBMSG_T_ERR_INVALID_HANDLE when
+ * port is not a port object.
+ */
+IBMSG_API int ibmsg_t_port_get_info(ibmsg_t_port_t port, char *name, int *name_len, int *port_num);
+
 #ifdef __cplusplus
 }
 #endif
