@@ -707,7 +707,10 @@ int ibmsg_t_pvar_read(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t hand
     cnt_tick_t start = cnt_timer_start(CNT_TOOL_PVAR_READ_TIME);
     int ret = pvar_read(session, handle, buf);
 
-    cnt_timer_stop(cnt_shard_get(), CNT_TOOL_PVAR_READ_TIME, start);
+    if (util_unlikely(start != 0)) {
+        /* The shard (a TLS lookup) is fetched only when the timer runs. */
+        cnt_timer_stop(cnt_shard_get(), CNT_TOOL_PVAR_READ_TIME, start);
+    }
     return ret;
 }
 
