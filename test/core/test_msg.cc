@@ -363,7 +363,7 @@ TEST_F(MsgTest, ControlVariablesAreFixedWhileAContextLives)
     EXPECT_EQ(v, 64);
     long long nv = 32;
     EXPECT_EQ(ibmsg_t_cvar_write(h, &nv), IBMSG_T_ERR_CVAR_SET_NOT_NOW);
-    // The context's counters as performance variables bound to it.
+    // The context's counters as performance variables bound to it (its endpoints summed).
     int pi = -1;
     ASSERT_EQ(ibmsg_t_pvar_get_index("core_eager_msgs_sent_ctx", IBMSG_T_PVAR_CLASS_COUNTER, &pi), IBMSG_OK);
     ibmsg_t_pvar_session_t s;
@@ -371,6 +371,7 @@ TEST_F(MsgTest, ControlVariablesAreFixedWhileAContextLives)
     ASSERT_EQ(ibmsg_t_pvar_session_create(&s), IBMSG_OK);
     ASSERT_EQ(ibmsg_t_pvar_handle_alloc(s, pi, &ctx, &ph, &count), IBMSG_OK);
     EXPECT_EQ(count, 1);
+    ASSERT_EQ(ibmsg_t_pvar_start(s, ph), IBMSG_OK); // a counter counts from its start
     transfer(a, b, 8, 1);
     transfer(b, a, 8, 2);
     unsigned long long sent = 0;
