@@ -89,13 +89,13 @@ enum {
 
 /* What readers and the shard list need; written only under the shard-list lock. */
 typedef struct cnt_shard_meta {
-    struct cnt_shard *next; /* all shards ever made: an append-only list, read lock-free */
-    int state;              /* CNT_SHARD_*; atomic: readers load it without the lock */
-    int bind;               /* IBMSG_T_BIND_THREAD, or the bind type of a block */
-    int node;               /* NUMA node the memory is on, -1 without libnuma */
-    int refs;               /* tool handles bound to this shard */
-    long tid;               /* thread shards: the kernel thread id */
-    void *owner;            /* blocks: the object, as the tool interface's obj pointer */
+    struct cnt_shard *next;   /* all shards ever made: an append-only list, read lock-free */
+    int state;                /* CNT_SHARD_*; atomic: readers load it without the lock */
+    int bind;                 /* IBMSG_T_BIND_THREAD, or the bind type of a block */
+    int node;                 /* NUMA node the memory is on, -1 without libnuma */
+    int refs;                 /* tool handles bound to this shard */
+    long tid;                 /* thread shards: the kernel thread id */
+    void *owner;              /* blocks: the object, as the tool interface's obj pointer */
     struct cnt_shard *parent; /* blocks: the block this one folds into (an endpoint's context) */
 } cnt_shard_meta_t;
 
@@ -271,10 +271,10 @@ void cnt_block_destroy(cnt_shard_t *block);
 /**
  * Read counter id: from one shard (a thread's, or a block plus its live children), or summed
  * over every shard and the retired totals when shard is NULL. A high (low) watermark of a block
- * with children is the sum of their marks: an upper (lower) bound, as for NULL. Counters give their total since the process (or the
- * shard's first owner) began, levels and watermarks their value as a two's complement int64,
- * timers nanoseconds. Lock-free; never blocks writers. A read concurrent with updates returns a
- * value the sum had between the start and the end of the read.
+ * with children is the sum of their marks: an upper (lower) bound, as for NULL. Counters give their
+ * total since the process (or the shard's first owner) began, levels and watermarks their value as
+ * a two's complement int64, timers nanoseconds. Lock-free; never blocks writers. A read concurrent
+ * with updates returns a value the sum had between the start and the end of the read.
  */
 uint64_t cnt_read(const cnt_shard_t *shard, cnt_id_t id, cnt_read_what_t what);
 

@@ -365,7 +365,8 @@ TEST_F(MsgTest, ControlVariablesAreFixedWhileAContextLives)
     EXPECT_EQ(ibmsg_t_cvar_write(h, &nv), IBMSG_T_ERR_CVAR_SET_NOT_NOW);
     // The context's counters as performance variables bound to it (its endpoints summed).
     int pi = -1;
-    ASSERT_EQ(ibmsg_t_pvar_get_index("core_eager_msgs_sent_ctx", IBMSG_T_PVAR_CLASS_COUNTER, &pi), IBMSG_OK);
+    ASSERT_EQ(ibmsg_t_pvar_get_index("core_eager_msgs_sent_ctx", IBMSG_T_PVAR_CLASS_COUNTER, &pi),
+              IBMSG_OK);
     ibmsg_t_pvar_session_t s;
     ibmsg_t_pvar_handle_t ph;
     ASSERT_EQ(ibmsg_t_pvar_session_create(&s), IBMSG_OK);
@@ -444,8 +445,10 @@ TEST(MsgTwoProcesses, PingPongAndStreaming)
         if (ibmsg_tag_recv(ctx, ep, nullptr, 0, 9, IBMSG_TAG_MASK_EXACT, nullptr) != IBMSG_OK) {
             _exit(14);
         }
-        int ok = cnt_read(ctx->cnt, CNT_VERBS_RNR_EVENTS, CNT_READ_VALUE) == 0 && cnt_read(ctx->cnt, CNT_CORE_WIRE_REJECTED, CNT_READ_VALUE) == 0 &&
-                 cnt_read(ctx->cnt, CNT_CORE_EAGER_MSGS_RECVD, CNT_READ_VALUE) == uint64_t(4 * iters + stream + 1);
+        int ok = cnt_read(ctx->cnt, CNT_VERBS_RNR_EVENTS, CNT_READ_VALUE) == 0 &&
+                 cnt_read(ctx->cnt, CNT_CORE_WIRE_REJECTED, CNT_READ_VALUE) == 0 &&
+                 cnt_read(ctx->cnt, CNT_CORE_EAGER_MSGS_RECVD, CNT_READ_VALUE) ==
+                     uint64_t(4 * iters + stream + 1);
         ibmsg_oob_close(conn);
         ibmsg_context_destroy(ctx);
         _exit(ok ? 0 : 15);
@@ -501,7 +504,8 @@ TEST(MsgTwoProcesses, PingPongAndStreaming)
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
     EXPECT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 0) << "child failed (see its exit code in the test)";
-    EXPECT_EQ(cnt_read(ctx->cnt, CNT_CORE_EAGER_MSGS_SENT, CNT_READ_VALUE), uint64_t(4 * iters + stream + 1));
+    EXPECT_EQ(cnt_read(ctx->cnt, CNT_CORE_EAGER_MSGS_SENT, CNT_READ_VALUE),
+              uint64_t(4 * iters + stream + 1));
     EXPECT_EQ(cnt_read(ctx->cnt, CNT_VERBS_RNR_EVENTS, CNT_READ_VALUE), 0u);
     ibmsg_oob_close(conn);
     ibmsg_oob_close(listener);
