@@ -18,17 +18,18 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
     if (ctx_p == NULL) {
         return IBMSG_ERR_INVALID;
     }
-    /* Aligned so the counters block owns its cache lines. */
-    ctx = aligned_alloc(UTIL_FALSE_SHARING_GAP, (sizeof(*ctx) + UTIL_FALSE_SHARING_GAP - 1) &
-                                                    ~(size_t)(UTIL_FALSE_SHARING_GAP - 1));
+    ctx = calloc(1, sizeof(*ctx));
     if (ctx == NULL) {
         return IBMSG_ERR_NO_MEMORY;
     }
-    memset(ctx, 0, sizeof(*ctx));
     status = core_config_acquire(info, &ctx->cfg);
-    core_counters_init();
     if (status != IBMSG_OK) {
         goto err_free_ctx;
+    }
+    /* On this thread's NUMA node: the context's thread is its block's only writer. */
+    status = cnt_block_create(IBMSG_T_BIND_CONTEXT, ctx, &ctx->cnt);
+    if (status != IBMSG_OK) {
+        goto err_release_config;
     }
     dp.name = ctx->cfg.device[0] != '\0' ? ctx->cfg.device : NULL;
     dp.port = (int)ctx->cfg.port;
@@ -59,7 +60,7 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
     if (status != IBMSG_OK) {
         goto err_destroy_rpool;
     }
-    core_mq_init(&ctx->mq, &ctx->cnt);
+    core_mq_init(&ctx->mq, ctx->cnt);
     *ctx_p = ctx;
     return IBMSG_OK;
 
@@ -72,6 +73,7 @@ err_destroy_scq:
 err_close_dev:
     verbs_dev_close(ctx->dev);
 err_release_config:
+    cnt_block_destroy(ctx->cnt);
     core_config_release();
 err_free_ctx:
     free(ctx);
@@ -94,11 +96,13 @@ int ibmsg_context_destroy(ibmsg_context_t ctx)
     while (ctx->zombies != NULL) {
         struct ibmsg_ep_s *ep = ctx->zombies;
         ctx->zombies = ep->next;
+        cnt_block_destroy(ep->cnt);
         free(ep->repost);
         free(ep->sring);
         free(ep);
     }
     verbs_dev_close(ctx->dev);
+    cnt_block_destroy(ctx->cnt);
     free(ctx);
     core_config_release();
     return IBMSG_OK;

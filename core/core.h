@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include <ibmsg/ibmsg.h>
+#include <ibmsg/tool.h>
 
 #include "core/config.h"
 #include "core/core_counters.h"
@@ -77,6 +78,7 @@ struct ibmsg_ep_s {
     uint32_t rx_seq;     /* next sequence number expected */
     uint32_t peer_limit; /* largest payload the peer accepts */
     core_credit_t cr;
+    cnt_shard_t *cnt; /* its counter block, a child of the context's */
 
     /* Send queue: entries [sq_tail, sq_head) are posted and not known complete. */
     core_sslot_t *sring;
@@ -104,7 +106,7 @@ struct ibmsg_ep_s {
 typedef struct core_req_chunk core_req_chunk_t;
 
 struct ibmsg_context_s {
-    core_counters_t cnt; /* first: its own cache lines */
+    cnt_shard_t *cnt; /* its counter block (counters/counter_table.h, CONTEXT entries) */
     core_config_t cfg;
     verbs_dev_t *dev;
     verbs_cq_t *scq;

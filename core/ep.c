@@ -55,7 +55,7 @@ int core_ep_repost(ibmsg_ep_t ep)
             break;
         }
     }
-    core_count_add(&ctx->cnt, CORE_CNT_RECV_POSTS, done);
+    core_cnt_add(ep->cnt, CNT_VERBS_RECV_WRS_POSTED, done);
     ep->rq_posted += done;
     if (ep->state == CORE_EP_CONNECTED || ep->state == CORE_EP_CREATED) {
         core_credit_reposted(&ep->cr, done);
@@ -91,6 +91,11 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
         return IBMSG_ERR_NO_MEMORY;
     }
     ep->ctx = ctx;
+    status = cnt_block_create_child(IBMSG_T_BIND_ENDPOINT, ep, ctx->cnt, &ep->cnt);
+    if (status != IBMSG_OK) {
+        free(ep);
+        return status;
+    }
     ep->sq_depth = sq_depth;
     ep->sq_mask = sq_depth - 1;
     ep->rq_depth = rq_depth;
@@ -129,7 +134,7 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
         d->ep = ep;
         ep->repost[ep->nrepost++] = d;
     }
-    core_level_add(&ctx->cnt, CORE_CNT_POOL_IN_USE, rq_depth);
+    core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, rq_depth);
     status = core_ep_repost(ep);
     if (status != IBMSG_OK) {
         goto err_destroy_qp; /* the posted ones are freed with the pool at context end */
@@ -152,6 +157,7 @@ err_put_bufs:
 err_destroy_qp:
     verbs_qp_destroy(ep->qp);
 err_free:
+    cnt_block_destroy(ep->cnt);
     free(ep->repost);
     free(ep->sring);
     free(ep);
@@ -278,7 +284,7 @@ static void ep_drop_unexpected(ibmsg_ep_t ep)
             core_rdesc_t *d = util_container_of(e, core_rdesc_t, mq);
             core_mq_remove_unexpected(&ctx->mq, e);
             verbs_pool_put(ctx->rpool, &d->buf);
-            core_level_add(&ctx->cnt, CORE_CNT_POOL_IN_USE, -1);
+            core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
         }
     }
 }
@@ -316,14 +322,14 @@ int ibmsg_ep_destroy(ibmsg_ep_t ep)
     ep_unlink_dirty(ep);
     while (ep->nrepost > 0) {
         verbs_pool_put(ctx->rpool, &ep->repost[--ep->nrepost]->buf);
-        core_level_add(&ctx->cnt, CORE_CNT_POOL_IN_USE, -1);
+        core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
     }
     verbs_qp_destroy(ep->qp);
     for (; ep->sq_tail != ep->sq_head; ep->sq_tail++) {
         core_sslot_t *slot = &ep->sring[ep->sq_tail & ep->sq_mask];
         if (slot->buf != NULL) {
             verbs_pool_put(ctx->spool, slot->buf);
-            core_level_add(&ctx->cnt, CORE_CNT_POOL_IN_USE, -1);
+            core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
             slot->buf = NULL;
         }
     }
@@ -345,6 +351,7 @@ int ibmsg_ep_destroy(ibmsg_ep_t ep)
         ctx->zombies = ep;
         return IBMSG_OK;
     }
+    cnt_block_destroy(ep->cnt); /* its counts stay in the context's */
     free(ep->repost);
     free(ep->sring);
     free(ep);

@@ -34,7 +34,7 @@ core_mq_entry_t *core_mq_list_first(const core_mq_list_t *l)
     return core_mq_list_empty(l) ? NULL : l->head.next;
 }
 
-void core_mq_init(core_mq_t *mq, core_counters_t *cnt)
+void core_mq_init(core_mq_t *mq, cnt_shard_t *cnt)
 {
     core_mq_list_init(&mq->posted);
     core_mq_list_init(&mq->unexpected);
@@ -54,20 +54,20 @@ core_mq_entry_t *core_mq_match_arrival(core_mq_t *mq, const void *ep, uint64_t t
         attempts++;
         if ((e->ep == NULL || e->ep == ep) && tag_matches(tag, e->tag, e->mask)) {
             core_mq_list_remove(e);
-            core_count_add(mq->cnt, CORE_CNT_MATCH_ATTEMPTS, attempts);
-            core_level_add(mq->cnt, CORE_CNT_POSTED_LEN, -1);
+            core_cnt_add(mq->cnt, CNT_CORE_MATCH_ATTEMPTS, attempts);
+            core_level_add(mq->cnt, CNT_CORE_POSTED_RECVQ, -1);
             return e;
         }
     }
-    core_count_add(mq->cnt, CORE_CNT_MATCH_ATTEMPTS, attempts);
+    core_cnt_add(mq->cnt, CNT_CORE_MATCH_ATTEMPTS, attempts);
     return NULL;
 }
 
 void core_mq_push_unexpected(core_mq_t *mq, core_mq_entry_t *e)
 {
     core_mq_list_push(&mq->unexpected, e);
-    core_count_inc(mq->cnt, CORE_CNT_UNEXPECTED_MSGS);
-    core_level_add(mq->cnt, CORE_CNT_UNEXPECTED_LEN, 1);
+    core_cnt_inc(mq->cnt, CNT_CORE_UNEXPECTED_MSGS);
+    core_level_add(mq->cnt, CNT_CORE_UNEXPECTED_RECVQ, 1);
 }
 
 core_mq_entry_t *core_mq_match_posted(core_mq_t *mq, const void *ep, uint64_t tag, uint64_t mask)
@@ -78,29 +78,29 @@ core_mq_entry_t *core_mq_match_posted(core_mq_t *mq, const void *ep, uint64_t ta
         attempts++;
         if ((ep == NULL || e->ep == ep) && tag_matches(e->tag, tag, mask)) {
             core_mq_list_remove(e);
-            core_count_add(mq->cnt, CORE_CNT_MATCH_ATTEMPTS, attempts);
-            core_level_add(mq->cnt, CORE_CNT_UNEXPECTED_LEN, -1);
+            core_cnt_add(mq->cnt, CNT_CORE_MATCH_ATTEMPTS, attempts);
+            core_level_add(mq->cnt, CNT_CORE_UNEXPECTED_RECVQ, -1);
             return e;
         }
     }
-    core_count_add(mq->cnt, CORE_CNT_MATCH_ATTEMPTS, attempts);
+    core_cnt_add(mq->cnt, CNT_CORE_MATCH_ATTEMPTS, attempts);
     return NULL;
 }
 
 void core_mq_push_posted(core_mq_t *mq, core_mq_entry_t *e)
 {
     core_mq_list_push(&mq->posted, e);
-    core_level_add(mq->cnt, CORE_CNT_POSTED_LEN, 1);
+    core_level_add(mq->cnt, CNT_CORE_POSTED_RECVQ, 1);
 }
 
 void core_mq_remove_posted(core_mq_t *mq, core_mq_entry_t *e)
 {
     core_mq_list_remove(e);
-    core_level_add(mq->cnt, CORE_CNT_POSTED_LEN, -1);
+    core_level_add(mq->cnt, CNT_CORE_POSTED_RECVQ, -1);
 }
 
 void core_mq_remove_unexpected(core_mq_t *mq, core_mq_entry_t *e)
 {
     core_mq_list_remove(e);
-    core_level_add(mq->cnt, CORE_CNT_UNEXPECTED_LEN, -1);
+    core_level_add(mq->cnt, CNT_CORE_UNEXPECTED_RECVQ, -1);
 }

@@ -33,7 +33,7 @@ typedef struct core_mq_list {
 typedef struct core_mq {
     core_mq_list_t posted;
     core_mq_list_t unexpected;
-    core_counters_t *cnt; /* POSTED_LEN, UNEXPECTED_LEN, MATCH_ATTEMPTS, UNEXPECTED_MSGS */
+    cnt_shard_t *cnt; /* the context's block: queue levels, match attempts, unexpected msgs */
 } core_mq_t;
 
 void core_mq_list_init(core_mq_list_t *l);
@@ -44,7 +44,7 @@ void core_mq_list_remove(core_mq_entry_t *e);
 core_mq_entry_t *core_mq_list_first(const core_mq_list_t *l);
 
 /** Initialise empty queues counting into cnt. */
-void core_mq_init(core_mq_t *mq, core_counters_t *cnt);
+void core_mq_init(core_mq_t *mq, cnt_shard_t *cnt);
 
 /** An arrival from ep with tag: the first posted receive it matches, dequeued, or NULL. */
 core_mq_entry_t *core_mq_match_arrival(core_mq_t *mq, const void *ep, uint64_t tag);

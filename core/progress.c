@@ -35,7 +35,7 @@ static inline void deliver(struct ibmsg_request_s *req, ibmsg_ep_t ep, uint64_t 
     req->status.tag = tag;
     req->status.length = len;
     if (util_unlikely(len > req->len)) {
-        core_count_inc(&req->ctx->cnt, CORE_CNT_TRUNCATED_MSGS);
+        core_cnt_inc(ep->cnt, CNT_CORE_TRUNCATED_MSGS);
         core_req_complete(req, IBMSG_ERR_TRUNCATED);
     } else {
         core_req_complete(req, IBMSG_OK);
@@ -68,7 +68,7 @@ void core_ep_fail(ibmsg_ep_t ep, int error)
 static UTIL_COLD void wire_reject(ibmsg_ep_t ep, const core_wire_hdr_t *hdr, uint32_t byte_len,
                                   core_wire_check_t check)
 {
-    core_count_inc(&ep->ctx->cnt, CORE_CNT_WIRE_REJECTED);
+    core_cnt_inc(ep->cnt, CNT_CORE_WIRE_REJECTED);
     /* Log the first few per endpoint: a broken peer must not flood the log. */
     if (ep->rejected_logged++ < 8) {
         util_error("qp 0x%x: rejected a message of %u bytes: %s (type %u seq %u expected %u, "
@@ -83,15 +83,14 @@ static UTIL_COLD void wire_reject(ibmsg_ep_t ep, const core_wire_hdr_t *hdr, uin
 
 static UTIL_COLD void wc_error(ibmsg_ep_t ep, const verbs_wc_t *wc, const char *what)
 {
-    ibmsg_context_t ctx = ep->ctx;
 
     if (wc->status == VERBS_WC_FLUSH &&
         (ep->state == CORE_EP_CLOSING || ep->state == CORE_EP_FAILED)) {
         return; /* the expected echo of a closing or failed queue pair */
     }
-    core_count_inc(&ctx->cnt, CORE_CNT_WC_ERRORS);
+    core_cnt_inc(ep->cnt, CNT_VERBS_WC_ERRORS);
     if (wc->status == VERBS_WC_RNR_RETRY_EXC) {
-        core_count_inc(&ctx->cnt, CORE_CNT_RNR_EVENTS);
+        core_cnt_inc(ep->cnt, CNT_VERBS_RNR_EVENTS);
     }
     if (ep->state == CORE_EP_CONNECTED) {
         util_error("qp 0x%x: %s completion with error: %s", ep->qpn, what,
@@ -114,7 +113,7 @@ static void handle_recv(ibmsg_context_t ctx, const verbs_wc_t *wc)
             wc_error(ep, wc, "receive");
         }
         verbs_pool_put(ctx->rpool, &d->buf);
-        core_level_add(&ctx->cnt, CORE_CNT_POOL_IN_USE, -1);
+        core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
         return;
     }
     check = core_wire_validate(hdr, wc->byte_len, ep->rx_seq, core_credit_unreturned(&ep->cr),
@@ -129,12 +128,12 @@ static void handle_recv(ibmsg_context_t ctx, const verbs_wc_t *wc)
         core_credit_grant(&ep->cr, hdr->credits);
     }
     if (hdr->type == CORE_WIRE_CREDIT) {
-        core_count_inc(&ctx->cnt, CORE_CNT_CREDIT_MSGS_RECVD);
+        core_cnt_inc(ep->cnt, CNT_CORE_CREDIT_MSGS_RECVD);
         ep_queue_repost(ep, d);
         return;
     }
-    core_count_inc(&ctx->cnt, CORE_CNT_MSGS_RECVD);
-    core_count_add(&ctx->cnt, CORE_CNT_BYTES_RECVD, hdr->length);
+    core_cnt_inc(ep->cnt, CNT_CORE_EAGER_MSGS_RECVD);
+    core_cnt_add(ep->cnt, CNT_CORE_EAGER_BYTES_RECVD, hdr->length);
     e = core_mq_match_arrival(&ctx->mq, ep, hdr->tag);
     if (e != NULL) {
         deliver(util_container_of(e, struct ibmsg_request_s, mq), ep, hdr->tag, hdr + 1,
@@ -149,7 +148,7 @@ static void handle_recv(ibmsg_context_t ctx, const verbs_wc_t *wc)
     core_mq_push_unexpected(&ctx->mq, &d->mq);
     d = (core_rdesc_t *)verbs_pool_get(ctx->rpool);
     if (util_likely(d != NULL)) {
-        core_level_add(&ctx->cnt, CORE_CNT_POOL_IN_USE, 1);
+        core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, 1);
         d->ep = ep;
         ep_queue_repost(ep, d);
     } else {
@@ -171,7 +170,7 @@ static void handle_send(ibmsg_context_t ctx, const verbs_wc_t *wc)
         core_sslot_t *s = &ep->sring[ep->sq_tail & ep->sq_mask];
         if (s->buf != NULL) {
             verbs_pool_put(ctx->spool, s->buf);
-            core_level_add(&ctx->cnt, CORE_CNT_POOL_IN_USE, -1);
+            core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
             s->buf = NULL;
         }
     }
@@ -200,7 +199,7 @@ int core_ep_post_msg(ibmsg_ep_t ep, uint8_t type, uint64_t tag, const void *buf,
         if (util_unlikely(b == NULL)) {
             return IBMSG_ERR_NO_RESOURCE;
         }
-        core_level_add(&ctx->cnt, CORE_CNT_POOL_IN_USE, 1);
+        core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, 1);
     }
     hdr.type = type;
     hdr.flags = 0;
@@ -234,11 +233,11 @@ int core_ep_post_msg(ibmsg_ep_t ep, uint8_t type, uint64_t tag, const void *buf,
         ep->signals_outstanding++;
     }
     status = verbs_qp_post_send(ep->qp, sge, nsge, flags, (uintptr_t)slot);
-    core_count_inc(&ctx->cnt, CORE_CNT_SEND_POSTS);
+    core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
     if (util_unlikely(status != IBMSG_OK)) {
         if (b != NULL) {
             verbs_pool_put(ctx->spool, b);
-            core_level_add(&ctx->cnt, CORE_CNT_POOL_IN_USE, -1);
+            core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
             slot->buf = NULL;
         }
         if (flags & VERBS_SEND_SIGNALED) {
@@ -249,11 +248,11 @@ int core_ep_post_msg(ibmsg_ep_t ep, uint8_t type, uint64_t tag, const void *buf,
     }
     ep->sq_head++;
     if (type == CORE_WIRE_EAGER) {
-        core_count_inc(&ctx->cnt, CORE_CNT_MSGS_SENT);
-        core_count_add(&ctx->cnt, CORE_CNT_BYTES_SENT, len);
-        core_count_inc(&ctx->cnt, b == NULL ? CORE_CNT_INLINE_MSGS_SENT : CORE_CNT_EAGER_MSGS_SENT);
+        core_cnt_inc(ep->cnt, CNT_CORE_EAGER_MSGS_SENT);
+        core_cnt_add(ep->cnt, CNT_CORE_EAGER_BYTES_SENT, len);
+        core_cnt_add(ep->cnt, CNT_CORE_INLINE_MSGS_SENT, b == NULL);
     } else {
-        core_count_inc(&ctx->cnt, CORE_CNT_CREDIT_MSGS_SENT);
+        core_cnt_inc(ep->cnt, CNT_CORE_CREDIT_MSGS_SENT);
     }
     return IBMSG_OK;
 }
@@ -286,25 +285,28 @@ int core_progress(ibmsg_context_t ctx, int *events)
     verbs_wc_t wcs[VERBS_CQ_POLL_MAX];
     int batch = (int)ctx->cfg.poll_batch, n, m;
     ibmsg_ep_t ep;
+    cnt_tick_t start = core_timer_start(CNT_CORE_PROGRESS_TIME); /* 0 unless a handle runs */
 
     n = verbs_cq_poll(ctx->rcq, batch, wcs);
-    core_count_inc(&ctx->cnt, CORE_CNT_CQ_POLLS);
+    core_cnt_inc(ctx->cnt, CNT_VERBS_CQ_POLLS);
     if (util_unlikely(n < 0)) {
+        core_timer_stop(ctx->cnt, CNT_CORE_PROGRESS_TIME, start);
         return n;
     }
     for (int i = 0; i < n; i++) {
         handle_recv(ctx, &wcs[i]);
     }
     m = verbs_cq_poll(ctx->scq, batch, wcs);
-    core_count_inc(&ctx->cnt, CORE_CNT_CQ_POLLS);
+    core_cnt_inc(ctx->cnt, CNT_VERBS_CQ_POLLS);
     if (util_unlikely(m < 0)) {
+        core_timer_stop(ctx->cnt, CNT_CORE_PROGRESS_TIME, start);
         return m;
     }
     for (int i = 0; i < m; i++) {
         handle_send(ctx, &wcs[i]);
     }
-    core_count_add(&ctx->cnt, CORE_CNT_CQ_POLLS_EMPTY, (uint64_t)(n == 0) + (m == 0));
-    core_count_add(&ctx->cnt, CORE_CNT_COMPLETIONS, (uint64_t)(n + m));
+    core_cnt_add(ctx->cnt, CNT_VERBS_CQ_POLLS_EMPTY, (uint64_t)(n == 0) + (m == 0));
+    core_cnt_add(ctx->cnt, CNT_VERBS_COMPLETIONS, (uint64_t)(n + m));
 
     /* Repost in post lists, then send what the new credits and send-queue room allow. */
     while ((ep = ctx->dirty) != NULL) {
@@ -320,5 +322,6 @@ int core_progress(ibmsg_context_t ctx, int *events)
     if (events != NULL) {
         *events = n + m;
     }
+    core_timer_stop(ctx->cnt, CNT_CORE_PROGRESS_TIME, start);
     return IBMSG_OK;
 }

@@ -45,7 +45,7 @@ int ibmsg_tag_isend(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag,
             return status;
         }
     } else if (!core_credit_can_send_data(&ep->cr)) {
-        core_count_inc(&ep->ctx->cnt, CORE_CNT_CREDIT_STALLS);
+        core_cnt_inc(ep->cnt, CNT_CORE_CREDIT_STALLS);
     }
     req->state = CORE_REQ_POSTED;
     core_mq_list_push(&ep->pending, &req->mq);
@@ -82,13 +82,13 @@ int ibmsg_tag_irecv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, size_t len, u
         req->status.tag = d->mq.tag;
         req->status.length = d->length;
         if (d->length > len) {
-            core_count_inc(&ctx->cnt, CORE_CNT_TRUNCATED_MSGS);
+            core_cnt_inc(d->ep->cnt, CNT_CORE_TRUNCATED_MSGS);
             core_req_complete(req, IBMSG_ERR_TRUNCATED);
         } else {
             core_req_complete(req, IBMSG_OK);
         }
         verbs_pool_put(ctx->rpool, &d->buf);
-        core_level_add(&ctx->cnt, CORE_CNT_POOL_IN_USE, -1);
+        core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
         *req_p = req;
         return IBMSG_OK;
     }

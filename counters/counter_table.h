@@ -13,7 +13,8 @@
  *             TIMER     accumulated time, read in nanoseconds (class TIMER, unsigned long long)
  *   owner     which shards are written: THREAD (each thread's own shard) or the block of an
  *             object (ENDPOINT, CONTEXT): the pvars bind to NO_OBJECT (the sum over every shard)
- *             and to that owner (IBMSG_T_BIND_<owner>)
+ *             and to that owner (IBMSG_T_BIND_<owner>); ENDPOINT counters also bind to CONTEXT
+ *             (an endpoint's block is a child of its context's, see cnt_block_create_child())
  *   verbosity IBMSG_T_VERBOSITY_<verbosity>
  *   category  the category (of CNT_CATEGORY_TABLE) the pvars join
  */
@@ -31,24 +32,34 @@
 
 /* clang-format off */
 #define CNT_COUNTER_TABLE(X)                                                                       \
-    /* core: eager protocol (per endpoint) */                                                      \
+    /* core: eager protocol (per endpoint; also per context, its endpoints summed) */             \
     X(CORE_EAGER_MSGS_SENT, "core_eager_msgs_sent", COUNTER, ENDPOINT, USER_BASIC, "eager",        \
-      "Messages sent with the eager protocol (inline sends included)")                             \
+      "Tagged messages sent with the eager protocol (inline sends included)")                      \
     X(CORE_EAGER_BYTES_SENT, "core_eager_bytes_sent", COUNTER, ENDPOINT, USER_BASIC, "eager",      \
-      "Payload bytes sent with the eager protocol")                                                \
-    X(CORE_EAGER_MSGS_RECVD, "core_eager_msgs_recvd", COUNTER, ENDPOINT, USER_BASIC, "eager",      \
-      "Eager messages received")                                                                   \
-    X(CORE_EAGER_BYTES_RECVD, "core_eager_bytes_recvd", COUNTER, ENDPOINT, USER_BASIC, "eager",    \
-      "Payload bytes of eager messages received")                                                  \
+      "Payload bytes of tagged messages sent with the eager protocol")                             \
     X(CORE_INLINE_MSGS_SENT, "core_inline_msgs_sent", COUNTER, ENDPOINT, TUNER_BASIC, "eager",     \
       "Eager messages whose payload was sent inline in the work request")                          \
+    X(CORE_EAGER_MSGS_RECVD, "core_eager_msgs_recvd", COUNTER, ENDPOINT, USER_BASIC, "eager",      \
+      "Eager tagged messages received (matched or unexpected)")                                    \
+    X(CORE_EAGER_BYTES_RECVD, "core_eager_bytes_recvd", COUNTER, ENDPOINT, USER_BASIC, "eager",    \
+      "Payload bytes of eager tagged messages received")                                           \
+    X(CORE_TRUNCATED_MSGS, "core_truncated_msgs", COUNTER, ENDPOINT, USER_BASIC, "eager",          \
+      "Messages longer than the receive buffer they matched (completed with a truncation error)")  \
     X(CORE_CREDIT_STALLS, "core_credit_stalls", COUNTER, ENDPOINT, TUNER_BASIC, "eager",           \
       "Sends that waited because the peer had granted no receive credit")                          \
-    /* core: tag matching (per context) */                                                         \
+    X(CORE_CREDIT_MSGS_SENT, "core_credit_msgs_sent", COUNTER, ENDPOINT, TUNER_DETAIL, "eager",    \
+      "Explicit credit returns sent (credits not piggy-backed on a message)")                      \
+    X(CORE_CREDIT_MSGS_RECVD, "core_credit_msgs_recvd", COUNTER, ENDPOINT, TUNER_DETAIL, "eager",  \
+      "Explicit credit returns received")                                                          \
+    X(CORE_WIRE_REJECTED, "core_wire_rejected", COUNTER, ENDPOINT, USER_BASIC, "eager",            \
+      "Headers from the wire rejected as malformed (length, tag, sequence or credits)")            \
+    /* core: tag matching (per context: receives may match any endpoint) */                        \
     X(CORE_POSTED_RECVQ, "core_posted_recvq_length", LEVEL_WM, CONTEXT, TUNER_BASIC, "matching",   \
       "Receives posted and not yet matched")                                                       \
     X(CORE_UNEXPECTED_RECVQ, "core_unexpected_recvq_length", LEVEL_WM, CONTEXT, TUNER_BASIC,       \
       "matching", "Messages arrived before a matching receive was posted")                         \
+    X(CORE_UNEXPECTED_MSGS, "core_unexpected_msgs", COUNTER, CONTEXT, TUNER_BASIC, "matching",     \
+      "Messages that arrived before a matching receive was posted")                                \
     X(CORE_MATCH_ATTEMPTS, "core_match_attempts", COUNTER, CONTEXT, TUNER_DETAIL, "matching",      \
       "Queue entries compared while matching (both queues)")                                       \
     X(CORE_PROGRESS_TIME, "core_progress_time", TIMER, CONTEXT, TUNER_DETAIL, "core",              \
@@ -61,13 +72,15 @@
     X(VERBS_COMPLETIONS, "verbs_completions", COUNTER, CONTEXT, TUNER_BASIC, "verbs",              \
       "Work completions reaped from completion queues")                                            \
     X(VERBS_SEND_WRS_POSTED, "verbs_send_wrs_posted", COUNTER, ENDPOINT, TUNER_DETAIL, "verbs",    \
-      "Send work requests posted")                                                                 \
-    X(VERBS_RECV_WRS_POSTED, "verbs_recv_wrs_posted", COUNTER, CONTEXT, TUNER_DETAIL, "verbs",     \
+      "Send work requests posted (messages and explicit credit returns)")                          \
+    X(VERBS_RECV_WRS_POSTED, "verbs_recv_wrs_posted", COUNTER, ENDPOINT, TUNER_DETAIL, "verbs",    \
       "Receive work requests posted")                                                              \
+    X(VERBS_WC_ERRORS, "verbs_wc_errors", COUNTER, ENDPOINT, USER_BASIC, "verbs",                  \
+      "Work completions with an error status (the flushes of a closing queue pair excluded)")      \
     X(VERBS_RNR_EVENTS, "verbs_rnr_events", COUNTER, ENDPOINT, TUNER_BASIC, "verbs",               \
       "Receiver-not-ready events: sends the peer refused for lack of a posted receive")            \
     X(VERBS_BUF_POOL_IN_USE, "verbs_buf_pool_in_use", LEVEL_WM, CONTEXT, TUNER_BASIC, "verbs",     \
-      "Registered bounce buffers taken from the pool")                                             \
+      "Registered bounce buffers taken from the pools (send and receive)")                         \
     /* the tool interface itself (per thread) */                                                   \
     X(TOOL_HANDLE_ALLOCS, "tool_handle_allocs", COUNTER, THREAD, TUNER_DETAIL, "tool",             \
       "Performance variable handles allocated")                                                    \

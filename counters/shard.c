@@ -229,6 +229,7 @@ static cnt_shard_t *cnt_shard_alloc(int node)
 static void cnt_shard_activate(cnt_shard_t *shard, int bind, void *owner, long tid)
 {
     /* Atomic: lock-free lookups read them (see cnt_shard_lookup()). */
+    __atomic_store_n(&shard->meta.parent, NULL, __ATOMIC_RELAXED);
     __atomic_store_n(&shard->meta.bind, bind, __ATOMIC_RELAXED);
     __atomic_store_n(&shard->meta.owner, owner, __ATOMIC_RELAXED);
     __atomic_store_n(&shard->meta.tid, tid, __ATOMIC_RELAXED);
@@ -332,10 +333,16 @@ static void cnt_thread_exit(void *arg)
 
 /* ---- Blocks -------------------------------------------------------------------------------- */
 
-int cnt_block_create(int bind, void *owner, cnt_shard_t **block)
+static int cnt_block_valid(const cnt_shard_t *block)
+{
+    return block->meta.state == CNT_SHARD_ACTIVE && block->meta.bind != IBMSG_T_BIND_THREAD &&
+           block != &cnt_emergency_shard;
+}
+
+int cnt_block_create_child(int bind, void *owner, cnt_shard_t *parent, cnt_shard_t **block)
 {
     cnt_shard_t *shard;
-    int node;
+    int node, status = IBMSG_OK;
 
     if (block == NULL || owner == NULL || bind <= IBMSG_T_BIND_NO_OBJECT ||
         bind >= IBMSG_T_BIND_LAST || bind == IBMSG_T_BIND_THREAD) {
@@ -344,17 +351,53 @@ int cnt_block_create(int bind, void *owner, cnt_shard_t **block)
     cnt_setup();
     node = cnt_current_node();
     pthread_mutex_lock(&cnt_lock);
-    shard = cnt_shard_alloc(node);
-    if (shard != NULL) {
+    if (parent != NULL && !cnt_block_valid(parent)) {
+        status = IBMSG_ERR_INVALID;
+    } else if ((shard = cnt_shard_alloc(node)) == NULL) {
+        status = IBMSG_ERR_NO_MEMORY;
+    } else {
         cnt_shard_activate(shard, bind, owner, 0);
+        /* Before readers can see it as a child, it is zero: the parent's sum does not jump. */
+        __atomic_store_n(&shard->meta.parent, parent, __ATOMIC_RELEASE);
+        *block = shard;
     }
     pthread_mutex_unlock(&cnt_lock);
-    if (shard == NULL) {
+    if (status == IBMSG_ERR_NO_MEMORY) {
         util_error("no memory for the counter block of object %p", owner);
-        return IBMSG_ERR_NO_MEMORY;
     }
-    *block = shard;
-    return IBMSG_OK;
+    return status;
+}
+
+int cnt_block_create(int bind, void *owner, cnt_shard_t **block)
+{
+    return cnt_block_create_child(bind, owner, NULL, block);
+}
+
+/*
+ * Move a child's values into its parent (cnt_lock held, inside the sequence lock). The caller
+ * is the parent's writer (see cnt_block_create_child()), so writing its slots is safe.
+ */
+static void cnt_fold_into(const cnt_shard_t *child, cnt_shard_t *parent)
+{
+    for (size_t e = 0; e < UTIL_ARRAY_SIZE(cnt_entries); e++) {
+        cnt_id_t id = (cnt_id_t)cnt_entries[e].id;
+        uint64_t value = __atomic_load_n(&child->slot[id], __ATOMIC_RELAXED);
+
+        if (value == 0) {
+            continue;
+        }
+        if (cnt_entries[e].kind == CNT_KIND_LEVEL_WM) {
+            int64_t old = (int64_t)__atomic_load_n(&parent->slot[id], __ATOMIC_RELAXED);
+            int64_t now = (int64_t)((uint64_t)old + value);
+
+            __atomic_store_n(&parent->slot[id], (uint64_t)now, __ATOMIC_RELEASE);
+            cnt_wm_update(parent, id, old, now);
+        } else {
+            __atomic_store_n(&parent->slot[id],
+                             __atomic_load_n(&parent->slot[id], __ATOMIC_RELAXED) + value,
+                             __ATOMIC_RELEASE);
+        }
+    }
 }
 
 void cnt_block_destroy(cnt_shard_t *block)
@@ -363,10 +406,31 @@ void cnt_block_destroy(cnt_shard_t *block)
         return;
     }
     pthread_mutex_lock(&cnt_lock);
-    if (block->meta.state == CNT_SHARD_ACTIVE && block->meta.bind != IBMSG_T_BIND_THREAD) {
-        cnt_retire(block);
-    } else {
+    if (!cnt_block_valid(block)) {
         util_error("cnt_block_destroy: %p is not a live counter block", (void *)block);
+        pthread_mutex_unlock(&cnt_lock);
+        return;
+    }
+    /* Orphan the children: from now on they retire into the global totals. */
+    for (cnt_shard_t *s = cnt_shards; s != NULL; s = s->meta.next) {
+        if (s->meta.parent == block) {
+            __atomic_store_n(&s->meta.parent, NULL, __ATOMIC_RELAXED);
+        }
+    }
+    cnt_shard_t *parent = block->meta.parent;
+    if (parent != NULL) {
+        uint64_t seq = __atomic_load_n(&cnt_seq, __ATOMIC_RELAXED);
+
+        /* The same sequence lock as cnt_retire(): a racing sum neither misses nor doubles it. */
+        __atomic_store_n(&cnt_seq, seq + 1, __ATOMIC_RELAXED);
+        cnt_fold_into(block, parent);
+        __atomic_store_n(&block->meta.parent, NULL, __ATOMIC_RELEASE);
+        __atomic_store_n(&block->meta.state,
+                         block->meta.refs > 0 ? CNT_SHARD_RETIRED : CNT_SHARD_FREE,
+                         __ATOMIC_RELEASE);
+        __atomic_store_n(&cnt_seq, seq + 2, __ATOMIC_RELEASE);
+    } else {
+        cnt_retire(block);
     }
     pthread_mutex_unlock(&cnt_lock);
 }
@@ -434,6 +498,35 @@ static uint64_t cnt_sum(cnt_id_t id, cnt_read_what_t what, uint64_t epoch)
     }
 }
 
+/* A shard plus its live children (blocks created with cnt_block_create_child()). */
+static uint64_t cnt_family_sum(const cnt_shard_t *shard, cnt_id_t id, cnt_read_what_t what,
+                               uint64_t epoch)
+{
+    if (__atomic_load_n(&shard->meta.bind, __ATOMIC_RELAXED) == IBMSG_T_BIND_THREAD) {
+        return cnt_shard_value(shard, id, what, epoch); /* threads have no children */
+    }
+    for (;;) {
+        uint64_t seq = __atomic_load_n(&cnt_seq, __ATOMIC_ACQUIRE);
+        uint64_t sum;
+
+        if (seq & 1) {
+            sched_yield();
+            continue;
+        }
+        sum = cnt_shard_value(shard, id, what, epoch);
+        for (const cnt_shard_t *s = __atomic_load_n(&cnt_shards, __ATOMIC_ACQUIRE); s != NULL;
+             s = s->meta.next) {
+            if (__atomic_load_n(&s->meta.parent, __ATOMIC_ACQUIRE) == shard &&
+                __atomic_load_n(&s->meta.state, __ATOMIC_ACQUIRE) == CNT_SHARD_ACTIVE) {
+                sum += cnt_shard_value(s, id, what, epoch);
+            }
+        }
+        if (__atomic_load_n(&cnt_seq, __ATOMIC_RELAXED) == seq) {
+            return sum;
+        }
+    }
+}
+
 uint64_t cnt_read(const cnt_shard_t *shard, cnt_id_t id, cnt_read_what_t what)
 {
     int kind = cnt_id_kind(id);
@@ -443,7 +536,7 @@ uint64_t cnt_read(const cnt_shard_t *shard, cnt_id_t id, cnt_read_what_t what)
         return 0;
     }
     epoch = __atomic_load_n(&cnt_wm_epoch[id], __ATOMIC_RELAXED);
-    value = shard != NULL ? cnt_shard_value(shard, id, what, epoch) : cnt_sum(id, what, epoch);
+    value = shard != NULL ? cnt_family_sum(shard, id, what, epoch) : cnt_sum(id, what, epoch);
     return kind == CNT_KIND_TIMER ? cnt_tick_to_ns(value) : value;
 }
 

@@ -89,13 +89,14 @@ enum {
 
 /* What readers and the shard list need; written only under the shard-list lock. */
 typedef struct cnt_shard_meta {
-    struct cnt_shard *next; /* all shards ever made: an append-only list, read lock-free */
-    int state;              /* CNT_SHARD_*; atomic: readers load it without the lock */
-    int bind;               /* IBMSG_T_BIND_THREAD, or the bind type of a block */
-    int node;               /* NUMA node the memory is on, -1 without libnuma */
-    int refs;               /* tool handles bound to this shard */
-    long tid;               /* thread shards: the kernel thread id */
-    void *owner;            /* blocks: the object, as the tool interface's obj pointer */
+    struct cnt_shard *next;   /* all shards ever made: an append-only list, read lock-free */
+    int state;                /* CNT_SHARD_*; atomic: readers load it without the lock */
+    int bind;                 /* IBMSG_T_BIND_THREAD, or the bind type of a block */
+    int node;                 /* NUMA node the memory is on, -1 without libnuma */
+    int refs;                 /* tool handles bound to this shard */
+    long tid;                 /* thread shards: the kernel thread id */
+    void *owner;              /* blocks: the object, as the tool interface's obj pointer */
+    struct cnt_shard *parent; /* blocks: the block this one folds into (an endpoint's context) */
 } cnt_shard_meta_t;
 
 /*
@@ -250,17 +251,30 @@ int cnt_id_owner(int id);
 int cnt_block_create(int bind, void *owner, cnt_shard_t **block);
 
 /**
+ * Create a block like cnt_block_create() whose counts also belong to parent, a live block (an
+ * endpoint's block in its context's): reading parent (cnt_read() with parent, or a variable bound
+ * to parent's owner) gives parent's own slots plus those of its live children, and destroying
+ * the child folds its values into parent rather than into the retired totals, so the parent's
+ * view never goes back. The child and the parent must have the same writer (the thread that
+ * uses the context), which also destroys the child. A parent destroyed first orphans its
+ * children: they retire into the global totals as plain blocks. Returns IBMSG_OK,
+ * IBMSG_ERR_INVALID (also when parent is not a live block) or IBMSG_ERR_NO_MEMORY.
+ */
+int cnt_block_create_child(int bind, void *owner, cnt_shard_t *parent, cnt_shard_t **block);
+
+/**
  * Destroy a block: its values join the retired totals (sums do not go back) and it is recycled
  * once no tool handle is bound to it. Its writer must be done with it. NULL is ignored.
  */
 void cnt_block_destroy(cnt_shard_t *block);
 
 /**
- * Read counter id: from one shard (a thread's or a block), or summed over every shard and the
- * retired totals when shard is NULL. Counters give their total since the process (or the
- * shard's first owner) began, levels and watermarks their value as a two's complement int64,
- * timers nanoseconds. Lock-free; never blocks writers. A read concurrent with updates returns a
- * value the sum had between the start and the end of the read.
+ * Read counter id: from one shard (a thread's, or a block plus its live children), or summed
+ * over every shard and the retired totals when shard is NULL. A high (low) watermark of a block
+ * with children is the sum of their marks: an upper (lower) bound, as for NULL. Counters give their
+ * total since the process (or the shard's first owner) began, levels and watermarks their value as
+ * a two's complement int64, timers nanoseconds. Lock-free; never blocks writers. A read concurrent
+ * with updates returns a value the sum had between the start and the end of the read.
  */
 uint64_t cnt_read(const cnt_shard_t *shard, cnt_id_t id, cnt_read_what_t what);
 

@@ -1,7 +1,8 @@
 /*
  * The counters of counters/counter_table.h as performance variables. Each table entry gives, for
  * NO_OBJECT (the sum over every shard, named as in the table) and for its owner binding (one
- * thread's shard or one object's block, named with the suffix _thread, _ep or _ctx):
+ * thread's shard or one object's block, named with the suffix _thread, _ep or _ctx; an ENDPOINT
+ * counter is also bound to CONTEXT, reading the context's block with its endpoints' blocks):
  *   COUNTER   a COUNTER   (unsigned long long; resettable, atomic readreset)
  *   TIMER     a TIMER     (unsigned long long nanoseconds; resettable, atomic readreset)
  *   LEVEL     a LEVEL     (long long; read-only, continuous)
@@ -29,8 +30,8 @@ typedef struct cnt_shard_var {
     int kind;
 } cnt_shard_var_t;
 
-/* At most 2 bindings x 3 classes per entry; registered once, referenced as ctx forever. */
-static cnt_shard_var_t cnt_shard_vars[CNT_COUNTER_COUNT * 6];
+/* At most 3 bindings x 3 classes per entry; registered once, referenced as ctx forever. */
+static cnt_shard_var_t cnt_shard_vars[CNT_COUNTER_COUNT * 9];
 static int cnt_shard_var_num;
 
 static int cnt_shard_var_read(void *obj, int count, void *buf, void *ctx)
@@ -121,7 +122,9 @@ static void cnt_shard_var_register(cnt_id_t id, const char *name, int kind, int 
 
     const char *scope = bind == IBMSG_T_BIND_NO_OBJECT ? "summed over all threads and objects"
                         : bind == IBMSG_T_BIND_THREAD  ? "of one thread"
-                                                       : "of one object";
+                        : bind == IBMSG_T_BIND_CONTEXT && cnt_id_owner(id) == IBMSG_T_BIND_ENDPOINT
+                            ? "of one context: its endpoints summed"
+                            : "of one object";
     if (what == CNT_READ_VALUE) {
         snprintf(full_desc, sizeof(full_desc), "%s (%s)", desc, scope);
     } else {
@@ -184,9 +187,11 @@ static void cnt_shard_var_register(cnt_id_t id, const char *name, int kind, int 
 static void cnt_shard_entry_register(cnt_id_t id, const char *name, int kind, int owner,
                                      int verbosity, const char *category, const char *desc)
 {
-    const int binds[] = {IBMSG_T_BIND_NO_OBJECT, owner};
+    /* An endpoint's block is a child of its context's: the context view sums its endpoints. */
+    const int binds[] = {IBMSG_T_BIND_NO_OBJECT, owner,
+                         owner == IBMSG_T_BIND_ENDPOINT ? IBMSG_T_BIND_CONTEXT : -1};
 
-    for (size_t b = 0; b < UTIL_ARRAY_SIZE(binds); b++) {
+    for (size_t b = 0; b < UTIL_ARRAY_SIZE(binds) && binds[b] >= 0; b++) {
         cnt_shard_var_register(id, name, kind, binds[b], CNT_READ_VALUE, verbosity, category, desc);
         if (kind == CNT_KIND_LEVEL_WM) {
             cnt_shard_var_register(id, name, kind, binds[b], CNT_READ_HIGH, verbosity, category,

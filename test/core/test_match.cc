@@ -3,19 +3,33 @@
 
 #include <vector>
 
+#include <ibmsg/status.h>
+#include <ibmsg/tool.h>
+
 #include "core/match.h"
+#include "counters/shard.h"
 
 namespace
 {
 
 struct MatchTest : ::testing::Test {
-    core_counters_t cnt{};
+    cnt_shard_t *blk = nullptr; // the context's counter block
+    int owner = 0;
     core_mq_t mq{};
     std::vector<core_mq_entry_t> entries = std::vector<core_mq_entry_t>(16);
     int a = 0, b = 0; // two endpoints, by address
     void SetUp() override
     {
-        core_mq_init(&mq, &cnt);
+        ASSERT_EQ(cnt_block_create(IBMSG_T_BIND_CONTEXT, &owner, &blk), IBMSG_OK);
+        core_mq_init(&mq, blk);
+    }
+    void TearDown() override
+    {
+        cnt_block_destroy(blk);
+    }
+    int64_t cnt(cnt_id_t id, cnt_read_what_t what = CNT_READ_VALUE) const
+    {
+        return (int64_t)cnt_read(blk, id, what);
     }
     core_mq_entry_t *post(int i, const void *ep, uint64_t tag, uint64_t mask)
     {
@@ -71,15 +85,15 @@ TEST_F(MatchTest, UnexpectedInArrivalOrder)
     arrive(1, &b, 5);
     arrive(2, &a, 6);
     arrive(3, &a, 5);
-    EXPECT_EQ(core_count_get(&cnt, CORE_CNT_UNEXPECTED_LEN), 4u);
+    EXPECT_EQ(cnt(CNT_CORE_UNEXPECTED_RECVQ), 4);
     EXPECT_EQ(core_mq_match_posted(&mq, &a, 5, ~0ULL), &entries[0]);
     EXPECT_EQ(core_mq_match_posted(&mq, nullptr, 5, ~0ULL), &entries[1]);
     EXPECT_EQ(core_mq_match_posted(&mq, &a, 0, 0), &entries[2]);
     EXPECT_EQ(core_mq_match_posted(&mq, &b, 5, ~0ULL), nullptr);
     EXPECT_EQ(core_mq_match_posted(&mq, &a, 5, ~0ULL), &entries[3]);
-    EXPECT_EQ(core_count_get(&cnt, CORE_CNT_UNEXPECTED_LEN), 0u);
-    EXPECT_EQ(core_count_get(&cnt, CORE_CNT_UNEXPECTED_HWM), 4u);
-    EXPECT_EQ(core_count_get(&cnt, CORE_CNT_UNEXPECTED_MSGS), 4u);
+    EXPECT_EQ(cnt(CNT_CORE_UNEXPECTED_RECVQ), 0);
+    EXPECT_EQ(cnt(CNT_CORE_UNEXPECTED_RECVQ, CNT_READ_HIGH), 4);
+    EXPECT_EQ(cnt(CNT_CORE_UNEXPECTED_MSGS), 4);
 }
 
 TEST_F(MatchTest, LevelsAttemptsAndCancel)
@@ -87,13 +101,13 @@ TEST_F(MatchTest, LevelsAttemptsAndCancel)
     post(0, nullptr, 1, ~0ULL);
     post(1, nullptr, 2, ~0ULL);
     post(2, nullptr, 3, ~0ULL);
-    EXPECT_EQ(core_count_get(&cnt, CORE_CNT_POSTED_LEN), 3u);
+    EXPECT_EQ(cnt(CNT_CORE_POSTED_RECVQ), 3);
     core_mq_remove_posted(&mq, &entries[1]);
-    EXPECT_EQ(core_count_get(&cnt, CORE_CNT_POSTED_LEN), 2u);
+    EXPECT_EQ(cnt(CNT_CORE_POSTED_RECVQ), 2);
     EXPECT_EQ(core_mq_match_arrival(&mq, &a, 3), &entries[2]);
-    EXPECT_EQ(core_count_get(&cnt, CORE_CNT_MATCH_ATTEMPTS), 2u);
+    EXPECT_EQ(cnt(CNT_CORE_MATCH_ATTEMPTS), 2);
     EXPECT_EQ(core_mq_match_arrival(&mq, &a, 2), nullptr);
-    EXPECT_EQ(core_count_get(&cnt, CORE_CNT_MATCH_ATTEMPTS), 3u);
-    EXPECT_EQ(core_count_get(&cnt, CORE_CNT_POSTED_LEN), 1u);
-    EXPECT_EQ(core_count_get(&cnt, CORE_CNT_POSTED_HWM), 3u);
+    EXPECT_EQ(cnt(CNT_CORE_MATCH_ATTEMPTS), 3);
+    EXPECT_EQ(cnt(CNT_CORE_POSTED_RECVQ), 1);
+    EXPECT_EQ(cnt(CNT_CORE_POSTED_RECVQ, CNT_READ_HIGH), 3);
 }

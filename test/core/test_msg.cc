@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/core.h"
+#include "counters/shard.h"
 #include "ibmsg/ibmsg.h"
 #include "ibmsg/tool.h"
 
@@ -91,15 +92,16 @@ struct MsgTest : ::testing::Test {
     void TearDown() override
     {
         if (ctx != IBMSG_CONTEXT_NULL) {
-            EXPECT_EQ(cnt(CORE_CNT_WIRE_REJECTED), 0u);
-            EXPECT_EQ(cnt(CORE_CNT_RNR_EVENTS), 0u);
-            EXPECT_EQ(cnt(CORE_CNT_WC_ERRORS), 0u);
+            EXPECT_EQ(cnt(CNT_CORE_WIRE_REJECTED), 0u);
+            EXPECT_EQ(cnt(CNT_VERBS_RNR_EVENTS), 0u);
+            EXPECT_EQ(cnt(CNT_VERBS_WC_ERRORS), 0u);
             EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
         }
     }
-    uint64_t cnt(core_counter_id_t id) const
+    // The context's view: its own block plus its endpoints' (counters/shard.h).
+    uint64_t cnt(cnt_id_t id, cnt_read_what_t what = CNT_READ_VALUE) const
     {
-        return core_count_get(&ctx->cnt, id);
+        return cnt_read(ctx->cnt, id, what);
     }
 
     // Send from -> to and receive it there with an exact tag; check every byte.
@@ -138,18 +140,17 @@ TEST_F(MsgTest, PingPongEverySizeCountsExactly)
         bytes += 2 * s;
     }
     const uint64_t n = 2 * sizes.size();
-    EXPECT_EQ(cnt(CORE_CNT_MSGS_SENT), n);
-    EXPECT_EQ(cnt(CORE_CNT_MSGS_RECVD), n);
-    EXPECT_EQ(cnt(CORE_CNT_BYTES_SENT), bytes);
-    EXPECT_EQ(cnt(CORE_CNT_BYTES_RECVD), bytes);
-    EXPECT_EQ(cnt(CORE_CNT_INLINE_MSGS_SENT) + cnt(CORE_CNT_EAGER_MSGS_SENT), n);
-    EXPECT_GT(cnt(CORE_CNT_INLINE_MSGS_SENT), 0u);
-    EXPECT_GT(cnt(CORE_CNT_EAGER_MSGS_SENT), 0u);
-    EXPECT_EQ(cnt(CORE_CNT_UNEXPECTED_MSGS), 0u);
-    EXPECT_EQ(cnt(CORE_CNT_POSTED_LEN), 0u);
-    EXPECT_GE(cnt(CORE_CNT_POSTED_HWM), 1u);
-    EXPECT_EQ(cnt(CORE_CNT_SEND_POSTS), n + cnt(CORE_CNT_CREDIT_MSGS_SENT));
-    EXPECT_GT(cnt(CORE_CNT_CQ_POLLS), cnt(CORE_CNT_CQ_POLLS_EMPTY));
+    EXPECT_EQ(cnt(CNT_CORE_EAGER_MSGS_SENT), n);
+    EXPECT_EQ(cnt(CNT_CORE_EAGER_MSGS_RECVD), n);
+    EXPECT_EQ(cnt(CNT_CORE_EAGER_BYTES_SENT), bytes);
+    EXPECT_EQ(cnt(CNT_CORE_EAGER_BYTES_RECVD), bytes);
+    EXPECT_GT(cnt(CNT_CORE_INLINE_MSGS_SENT), 0u);
+    EXPECT_LT(cnt(CNT_CORE_INLINE_MSGS_SENT), n) << "the large ones go through bounce buffers";
+    EXPECT_EQ(cnt(CNT_CORE_UNEXPECTED_MSGS), 0u);
+    EXPECT_EQ(cnt(CNT_CORE_POSTED_RECVQ), 0u);
+    EXPECT_GE(cnt(CNT_CORE_POSTED_RECVQ, CNT_READ_HIGH), 1u);
+    EXPECT_EQ(cnt(CNT_VERBS_SEND_WRS_POSTED), n + cnt(CNT_CORE_CREDIT_MSGS_SENT));
+    EXPECT_GT(cnt(CNT_VERBS_CQ_POLLS), cnt(CNT_VERBS_CQ_POLLS_EMPTY));
 }
 
 TEST_F(MsgTest, AboveEagerLimitIsAnExplicitError)
@@ -160,7 +161,7 @@ TEST_F(MsgTest, AboveEagerLimitIsAnExplicitError)
     EXPECT_EQ(req, IBMSG_REQUEST_NULL);
     EXPECT_EQ(ibmsg_tag_isend(a, nullptr, 1, 1, &req), IBMSG_ERR_INVALID);
     EXPECT_EQ(ibmsg_tag_isend(a, buf.data(), 1, 1, nullptr), IBMSG_ERR_INVALID);
-    EXPECT_EQ(cnt(CORE_CNT_MSGS_SENT), 0u);
+    EXPECT_EQ(cnt(CNT_CORE_EAGER_MSGS_SENT), 0u);
 }
 
 TEST_F(MsgTest, StreamingBeyondCreditsNeverRnr)
@@ -174,12 +175,12 @@ TEST_F(MsgTest, StreamingBeyondCreditsNeverRnr)
         ASSERT_EQ(ibmsg_tag_irecv(ctx, b, in[i].data(), len, 42, IBMSG_TAG_MASK_EXACT, &rreq[i]),
                   IBMSG_OK);
     }
-    EXPECT_EQ(cnt(CORE_CNT_POSTED_LEN), uint64_t(n));
+    EXPECT_EQ(cnt(CNT_CORE_POSTED_RECVQ), uint64_t(n));
     for (int i = 0; i < n; i++) {
         out[i] = payload(i, len);
         ASSERT_EQ(ibmsg_tag_isend(a, out[i].data(), len, 42, &sreq[i]), IBMSG_OK);
     }
-    EXPECT_GT(cnt(CORE_CNT_CREDIT_STALLS), 0u) << "more sends than credits must queue";
+    EXPECT_GT(cnt(CNT_CORE_CREDIT_STALLS), 0u) << "more sends than credits must queue";
     for (int i = 0; i < n; i++) {
         ibmsg_tag_status_t st{};
         ASSERT_EQ(ibmsg_request_wait(&sreq[i], nullptr), IBMSG_OK);
@@ -187,11 +188,11 @@ TEST_F(MsgTest, StreamingBeyondCreditsNeverRnr)
         ASSERT_EQ(st.length, len);
         ASSERT_EQ(in[i], out[i]) << "message " << i << " out of order or corrupt";
     }
-    EXPECT_EQ(cnt(CORE_CNT_MSGS_RECVD), uint64_t(n));
-    EXPECT_EQ(cnt(CORE_CNT_POSTED_LEN), 0u);
-    EXPECT_EQ(cnt(CORE_CNT_POSTED_HWM), uint64_t(n));
-    EXPECT_GT(cnt(CORE_CNT_CREDIT_MSGS_SENT), 0u) << "b only receives: explicit returns";
-    EXPECT_EQ(cnt(CORE_CNT_CREDIT_MSGS_SENT), cnt(CORE_CNT_CREDIT_MSGS_RECVD));
+    EXPECT_EQ(cnt(CNT_CORE_EAGER_MSGS_RECVD), uint64_t(n));
+    EXPECT_EQ(cnt(CNT_CORE_POSTED_RECVQ), 0u);
+    EXPECT_EQ(cnt(CNT_CORE_POSTED_RECVQ, CNT_READ_HIGH), uint64_t(n));
+    EXPECT_GT(cnt(CNT_CORE_CREDIT_MSGS_SENT), 0u) << "b only receives: explicit returns";
+    EXPECT_EQ(cnt(CNT_CORE_CREDIT_MSGS_SENT), cnt(CNT_CORE_CREDIT_MSGS_RECVD));
 }
 
 TEST_F(MsgTest, UnexpectedThenWildcardInArrivalOrder)
@@ -201,10 +202,10 @@ TEST_F(MsgTest, UnexpectedThenWildcardInArrivalOrder)
         auto out = payload(i, 16 * i);
         ASSERT_EQ(ibmsg_tag_send(a, out.data(), out.size(), 100 + i), IBMSG_OK);
     }
-    for (int spin = 0; spin < 1000000 && cnt(CORE_CNT_UNEXPECTED_LEN) < uint64_t(n); spin++) {
+    for (int spin = 0; spin < 1000000 && cnt(CNT_CORE_UNEXPECTED_RECVQ) < uint64_t(n); spin++) {
         ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
     }
-    ASSERT_EQ(cnt(CORE_CNT_UNEXPECTED_LEN), uint64_t(n));
+    ASSERT_EQ(cnt(CNT_CORE_UNEXPECTED_RECVQ), uint64_t(n));
     for (int i = 0; i < n; i++) {
         std::vector<uint8_t> in(160);
         ibmsg_tag_status_t st{};
@@ -217,9 +218,9 @@ TEST_F(MsgTest, UnexpectedThenWildcardInArrivalOrder)
         in.resize(st.length);
         EXPECT_EQ(in, payload(i, 16 * i));
     }
-    EXPECT_EQ(cnt(CORE_CNT_UNEXPECTED_MSGS), uint64_t(n));
-    EXPECT_EQ(cnt(CORE_CNT_UNEXPECTED_LEN), 0u);
-    EXPECT_EQ(cnt(CORE_CNT_UNEXPECTED_HWM), uint64_t(n));
+    EXPECT_EQ(cnt(CNT_CORE_UNEXPECTED_MSGS), uint64_t(n));
+    EXPECT_EQ(cnt(CNT_CORE_UNEXPECTED_RECVQ), 0u);
+    EXPECT_EQ(cnt(CNT_CORE_UNEXPECTED_RECVQ, CNT_READ_HIGH), uint64_t(n));
 }
 
 TEST_F(MsgTest, OutOfOrderTagsAndMasks)
@@ -274,7 +275,7 @@ TEST_F(MsgTest, TruncationWritesNothingPastTheBuffer)
     EXPECT_EQ(ibmsg_tag_recv(ctx, b, nullptr, 0, 6, IBMSG_TAG_MASK_EXACT, &st),
               IBMSG_ERR_TRUNCATED);
     EXPECT_EQ(st.length, 10u);
-    EXPECT_EQ(cnt(CORE_CNT_TRUNCATED_MSGS), 2u);
+    EXPECT_EQ(cnt(CNT_CORE_TRUNCATED_MSGS), 2u);
 }
 
 TEST_F(MsgTest, CancelAReceive)
@@ -285,7 +286,7 @@ TEST_F(MsgTest, CancelAReceive)
     ASSERT_EQ(ibmsg_tag_irecv(ctx, b, &v, 8, 1, IBMSG_TAG_MASK_EXACT, &req), IBMSG_OK);
     EXPECT_EQ(ibmsg_request_cancel(req), IBMSG_OK);
     EXPECT_EQ(ibmsg_request_wait(&req, &st), IBMSG_ERR_CANCELED);
-    EXPECT_EQ(cnt(CORE_CNT_POSTED_LEN), 0u);
+    EXPECT_EQ(cnt(CNT_CORE_POSTED_RECVQ), 0u);
     ASSERT_EQ(ibmsg_tag_send(a, &w, 8, 1), IBMSG_OK);
     ASSERT_EQ(ibmsg_tag_recv(ctx, b, &v, 8, 1, IBMSG_TAG_MASK_EXACT, &st), IBMSG_OK);
     EXPECT_EQ(v, 77u);
@@ -362,14 +363,16 @@ TEST_F(MsgTest, ControlVariablesAreFixedWhileAContextLives)
     EXPECT_EQ(v, 64);
     long long nv = 32;
     EXPECT_EQ(ibmsg_t_cvar_write(h, &nv), IBMSG_T_ERR_CVAR_SET_NOT_NOW);
-    // The context's counters as performance variables bound to it.
+    // The context's counters as performance variables bound to it (its endpoints summed).
     int pi = -1;
-    ASSERT_EQ(ibmsg_t_pvar_get_index("core_msgs_sent", IBMSG_T_PVAR_CLASS_COUNTER, &pi), IBMSG_OK);
+    ASSERT_EQ(ibmsg_t_pvar_get_index("core_eager_msgs_sent_ctx", IBMSG_T_PVAR_CLASS_COUNTER, &pi),
+              IBMSG_OK);
     ibmsg_t_pvar_session_t s;
     ibmsg_t_pvar_handle_t ph;
     ASSERT_EQ(ibmsg_t_pvar_session_create(&s), IBMSG_OK);
     ASSERT_EQ(ibmsg_t_pvar_handle_alloc(s, pi, &ctx, &ph, &count), IBMSG_OK);
     EXPECT_EQ(count, 1);
+    ASSERT_EQ(ibmsg_t_pvar_start(s, ph), IBMSG_OK); // a counter counts from its start
     transfer(a, b, 8, 1);
     transfer(b, a, 8, 2);
     unsigned long long sent = 0;
@@ -442,8 +445,10 @@ TEST(MsgTwoProcesses, PingPongAndStreaming)
         if (ibmsg_tag_recv(ctx, ep, nullptr, 0, 9, IBMSG_TAG_MASK_EXACT, nullptr) != IBMSG_OK) {
             _exit(14);
         }
-        int ok = ctx->cnt.v[CORE_CNT_RNR_EVENTS] == 0 && ctx->cnt.v[CORE_CNT_WIRE_REJECTED] == 0 &&
-                 ctx->cnt.v[CORE_CNT_MSGS_RECVD] == uint64_t(4 * iters + stream + 1);
+        int ok = cnt_read(ctx->cnt, CNT_VERBS_RNR_EVENTS, CNT_READ_VALUE) == 0 &&
+                 cnt_read(ctx->cnt, CNT_CORE_WIRE_REJECTED, CNT_READ_VALUE) == 0 &&
+                 cnt_read(ctx->cnt, CNT_CORE_EAGER_MSGS_RECVD, CNT_READ_VALUE) ==
+                     uint64_t(4 * iters + stream + 1);
         ibmsg_oob_close(conn);
         ibmsg_context_destroy(ctx);
         _exit(ok ? 0 : 15);
@@ -499,8 +504,9 @@ TEST(MsgTwoProcesses, PingPongAndStreaming)
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
     EXPECT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 0) << "child failed (see its exit code in the test)";
-    EXPECT_EQ(core_count_get(&ctx->cnt, CORE_CNT_MSGS_SENT), uint64_t(4 * iters + stream + 1));
-    EXPECT_EQ(core_count_get(&ctx->cnt, CORE_CNT_RNR_EVENTS), 0u);
+    EXPECT_EQ(cnt_read(ctx->cnt, CNT_CORE_EAGER_MSGS_SENT, CNT_READ_VALUE),
+              uint64_t(4 * iters + stream + 1));
+    EXPECT_EQ(cnt_read(ctx->cnt, CNT_VERBS_RNR_EVENTS, CNT_READ_VALUE), 0u);
     ibmsg_oob_close(conn);
     ibmsg_oob_close(listener);
     EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);

@@ -456,3 +456,82 @@ TEST_F(ShardVars, ToolCountersAreShards)
     ASSERT_EQ(ibmsg_t_pvar_session_free(&s2), IBMSG_T_SUCCESS);
     EXPECT_EQ(cnt_read(nullptr, CNT_TOOL_SESSIONS_ALIVE, CNT_READ_VALUE), sessions);
 }
+
+// Endpoint blocks as children of a context block: the endpoint view, the context view (its
+// endpoints summed, destroyed ones included) and the sum, all exact; nothing doubles or vanishes.
+TEST_F(ShardVars, EndpointBlocksSumIntoTheirContext)
+{
+    struct fake_object {
+        int x;
+    } ctx_obj{}, ep1_obj{}, ep2_obj{};
+    void *ctx = &ctx_obj, *ep1 = &ep1_obj, *ep2 = &ep2_obj;
+    cnt_shard_t *cblk = nullptr, *b1 = nullptr, *b2 = nullptr, *orphan = nullptr;
+    ASSERT_EQ(cnt_block_create(IBMSG_T_BIND_CONTEXT, ctx, &cblk), IBMSG_OK);
+    ASSERT_EQ(cnt_block_create_child(IBMSG_T_BIND_ENDPOINT, ep1, cblk, &b1), IBMSG_OK);
+    ASSERT_EQ(cnt_block_create_child(IBMSG_T_BIND_ENDPOINT, ep2, cblk, &b2), IBMSG_OK);
+    cnt_shard_t *bad = nullptr;
+    EXPECT_EQ(cnt_block_create_child(IBMSG_T_BIND_ENDPOINT, ep1, cnt_shard_get(), &bad),
+              IBMSG_ERR_INVALID)
+        << "a thread shard is no parent";
+
+    ibmsg_t_pvar_handle_t h1 = alloc(s_, "core_eager_msgs_sent_ep", COUNTER, &ep1);
+    ibmsg_t_pvar_handle_t h2 = alloc(s_, "core_eager_msgs_sent_ep", COUNTER, &ep2);
+    ibmsg_t_pvar_handle_t hc = alloc(s_, "core_eager_msgs_sent_ctx", COUNTER, &ctx);
+    ibmsg_t_pvar_handle_t all = alloc(s_, "core_eager_msgs_sent", COUNTER);
+    for (auto h : {h1, h2, hc, all}) {
+        ASSERT_EQ(ibmsg_t_pvar_start(s_, h), IBMSG_T_SUCCESS);
+    }
+    cnt_add(b1, CNT_CORE_EAGER_MSGS_SENT, 7);
+    cnt_add(b2, CNT_CORE_EAGER_MSGS_SENT, 11);
+    cnt_add(cblk, CNT_CORE_EAGER_MSGS_SENT, 100); // the context's own slot counts too
+    EXPECT_EQ(read(s_, h1), 7u);
+    EXPECT_EQ(read(s_, h2), 11u);
+    EXPECT_EQ(read(s_, hc), 118u);
+    EXPECT_EQ(read(s_, all), 118u);
+    EXPECT_EQ(cnt_read(cblk, CNT_CORE_EAGER_MSGS_SENT, CNT_READ_VALUE), 118u);
+
+    // Destroying an endpoint folds it into the context: no view goes back.
+    cnt_block_destroy(b1);
+    EXPECT_EQ(read(s_, h1), 7u) << "kept while bound";
+    EXPECT_EQ(read(s_, hc), 118u);
+    EXPECT_EQ(read(s_, all), 118u);
+    cnt_add(b2, CNT_CORE_EAGER_MSGS_SENT, 1);
+    EXPECT_EQ(read(s_, hc), 119u);
+
+    // A stopped context handle does not move while its endpoint counts.
+    ASSERT_EQ(ibmsg_t_pvar_stop(s_, hc), IBMSG_T_SUCCESS);
+    cnt_add(b2, CNT_CORE_EAGER_MSGS_SENT, 5);
+    EXPECT_EQ(read(s_, hc), 119u);
+    EXPECT_EQ(read(s_, h2), 17u);
+
+    // A context destroyed before its endpoint orphans it: the endpoint retires into the sum.
+    ASSERT_EQ(cnt_block_create_child(IBMSG_T_BIND_ENDPOINT, ep1, cblk, &orphan), IBMSG_OK);
+    cnt_add(orphan, CNT_CORE_EAGER_MSGS_SENT, 1000);
+    cnt_block_destroy(cblk);
+    EXPECT_EQ(read(s_, all), 1124u);
+    cnt_block_destroy(orphan);
+    cnt_block_destroy(b2);
+    EXPECT_EQ(read(s_, all), 1124u);
+    for (auto h : {h1, h2, hc, all}) {
+        ASSERT_EQ(ibmsg_t_pvar_handle_free(s_, &h), IBMSG_T_SUCCESS);
+    }
+}
+
+// A level counted in endpoint blocks folds with its level into the context on destruction.
+TEST_F(ShardVars, ChildLevelFoldsIntoItsParent)
+{
+    int ctx_obj = 0, ep_obj = 0;
+    cnt_shard_t *cblk = nullptr, *eblk = nullptr;
+    const cnt_id_t id = CNT_VERBS_BUF_POOL_IN_USE;
+    ASSERT_EQ(cnt_block_create(IBMSG_T_BIND_CONTEXT, &ctx_obj, &cblk), IBMSG_OK);
+    ASSERT_EQ(cnt_block_create_child(IBMSG_T_BIND_ENDPOINT, &ep_obj, cblk, &eblk), IBMSG_OK);
+    cnt_level_add(cblk, id, 2);
+    cnt_level_add(eblk, id, 3);
+    EXPECT_EQ((int64_t)cnt_read(cblk, id, CNT_READ_VALUE), 5);
+    cnt_block_destroy(eblk);
+    EXPECT_EQ((int64_t)cnt_read(cblk, id, CNT_READ_VALUE), 5);
+    EXPECT_GE((int64_t)cnt_read(cblk, id, CNT_READ_HIGH), 5);
+    cnt_level_add(cblk, id, -5);
+    EXPECT_EQ((int64_t)cnt_read(cblk, id, CNT_READ_VALUE), 0);
+    cnt_block_destroy(cblk);
+}
