@@ -344,7 +344,7 @@ int ibmsg_world_ep_rank(ibmsg_world_t world, ibmsg_ep_t ep, uint32_t *rank)
         return IBMSG_ERR_INVALID;
     }
     /* world_rank is only trusted when the world's table points back at ep. */
-    if (ep->world_rank >= world->size || world->eps[ep->world_rank] != ep) {
+    if (world->eps == NULL || ep->world_rank >= world->size || world->eps[ep->world_rank] != ep) {
         return IBMSG_ERR_NOT_FOUND;
     }
     *rank = ep->world_rank;

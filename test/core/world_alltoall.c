@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <ibmsg/ibmsg.h>
@@ -171,27 +172,61 @@ static int early_exit(ibmsg_world_t world, uint32_t size, uint32_t gone)
     ibmsg_ep_t ep;
     ibmsg_request_t rreq;
     unsigned char msg[64], rmsg[64];
-    double t0 = now_s(), dt;
+    double t0, dt;
     int completed = 0, status = IBMSG_OK;
+    int32_t pid = (int32_t)getpid();
     ibmsg_tag_status_t st;
+    long sends = 0;
 
+    CHECK("world_context", ibmsg_world_context(world, &ctx));
     if (me == gone) {
+        /* Tell the others which process to watch (all ranks share one node in this test), then
+           leave without a word at the ibmsg level. */
+        for (uint32_t p = 0; p < size; p++) {
+            if (p != me) {
+                CHECK("world_ep", ibmsg_world_ep(world, p, &ep));
+                CHECK("send pid", ibmsg_tag_send(ep, &pid, sizeof(pid), 4));
+            }
+        }
+        CHECK("barrier", ibmsg_world_barrier(world));
         CHECK("world_finalize", ibmsg_world_finalize(world));
         printf("rank %u: left early\n", me);
         return 0;
     }
-    CHECK("world_context", ibmsg_world_context(world, &ctx));
     CHECK("world_ep", ibmsg_world_ep(world, gone, &ep));
-    memset(msg, 0x5a, sizeof(msg));
+    CHECK("recv pid", ibmsg_tag_recv(ctx, ep, &pid, sizeof(pid), 4, IBMSG_TAG_MASK_EXACT, NULL));
+    CHECK("barrier", ibmsg_world_barrier(world));
     /* A receive bound to the departed rank must complete with PEER_FAILED, not hang. */
     CHECK("irecv", ibmsg_tag_irecv(ctx, ep, rmsg, sizeof(rmsg), 1, IBMSG_TAG_MASK_EXACT, &rreq));
-    while (status == IBMSG_OK) {
+    t0 = now_s();
+    while (kill((pid_t)pid, 0) == 0) {
         if (now_s() - t0 > 60) {
-            FAIL("rank %u's endpoint did not fail within 60 s", gone);
+            FAIL("rank %u (pid %d) did not exit within 60 s", gone, (int)pid);
         }
-        status = ibmsg_tag_send(ep, msg, sizeof(msg), 2);
-        usleep(1000);
+        usleep(10000);
     }
+    /* The queue pair's peer is gone: the next message finds no responder, the transport's
+       retries run out (verbs_timeout, verbs_retry_cnt) and the endpoint fails. Every wait is
+       bounded by polling with a deadline. */
+    memset(msg, 0x5a, sizeof(msg));
+    t0 = now_s();
+    while (status == IBMSG_OK) {
+        ibmsg_request_t sreq;
+        int done = 0;
+
+        status = ibmsg_tag_isend(ep, msg, sizeof(msg), 2, &sreq);
+        if (status != IBMSG_OK) {
+            break;
+        }
+        sends++;
+        while (status == IBMSG_OK && !done) {
+            if (now_s() - t0 > 60) {
+                FAIL("rank %u's endpoint did not fail within 60 s (%ld sends)", gone, sends);
+            }
+            status = ibmsg_request_test(&sreq, &done, NULL);
+        }
+    }
+    /* The receive is failed with the endpoint; make progress until it shows. */
     dt = now_s() - t0;
     if (status != IBMSG_ERR_PEER_FAILED) {
         FAIL("send to departed rank %u: %s, expected PEER_FAILED", gone,
@@ -224,7 +259,8 @@ static int early_exit(ibmsg_world_t world, uint32_t size, uint32_t gone)
             FAIL("survivor ring: got %u from rank %u", got, prev);
         }
     }
-    printf("rank %u: rank %u reported failed after %.3f s; survivors' ring ok\n", me, gone, dt);
+    printf("rank %u: rank %u reported failed after %.3f s (%ld sends); survivors' ring ok\n", me,
+           gone, dt, sends);
     fflush(stdout);
     /* No barrier: it would include the departed rank. Each survivor waits a little so its ring
        partner's messages are not cut off by its own exit. */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run test/core/world_alltoall under Open MPI's mpirun (PMIx) with 4 ranks.
-# Usage: world_mpirun.sh PROGRAM alltoall|early-exit
+# Usage: world_mpirun.sh PROGRAM alltoall|early-exit|ring   (ring: examples/ring.c)
 # Exits 77 (skip) without an RDMA device or without mpirun; a hang is a failure (timeout).
 set -euo pipefail
 prog=$1 mode=$2
@@ -21,6 +21,7 @@ trap 'rm -f "$out"' EXIT
 case "$mode" in
 alltoall) args=(-n 50 -s 100) want='^rank [0-3]/4 ' ;;
 early-exit) args=(-x 3) want='^rank [0-2]: rank 3 reported failed' ;;
+ring) args=(-n 100 -s 64) want='^ring: 4 ranks, 100 laps of 64 B' ;;
 *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac
 rc=0
@@ -32,7 +33,7 @@ if [ "$rc" -ne 0 ]; then
     exit 1
 fi
 got=$(grep -c "$want" "$out" || true)
-expect=$([ "$mode" = alltoall ] && echo 4 || echo 3)
+case "$mode" in alltoall) expect=4 ;; early-exit) expect=3 ;; ring) expect=1 ;; esac
 if [ "$got" -ne "$expect" ]; then
     echo "FAIL: $got ranks reported success, expected $expect"
     exit 1
