@@ -1,6 +1,6 @@
-# External dependencies: libibverbs is required; libnuma and PAPI are optional (AUTO/ON/OFF).
+# External dependencies: libibverbs is required; libnuma, PAPI and PMIx are optional (AUTO/ON/OFF).
 # Sets IBMSG_DEP_LIBRARIES (full paths, to link the library), IBMSG_DEP_LINK_NAMES (for users of
-# the static library) and IBMSG_HAVE_NUMA / IBMSG_HAVE_PAPI (0 or 1) for ibmsg_config.h.
+# the static library) and IBMSG_HAVE_NUMA / IBMSG_HAVE_PAPI / IBMSG_HAVE_PMIX (0 or 1) for ibmsg_config.h.
 find_package(Threads REQUIRED)
 
 find_path(IBVERBS_INCLUDE_DIR infiniband/verbs.h)
@@ -35,6 +35,33 @@ endmacro()
 
 ibmsg_optional_dependency(NUMA IBMSG_WITH_NUMA numa.h numa)
 ibmsg_optional_dependency(PAPI IBMSG_WITH_PAPI papi.h papi)
+
+# OpenPMIx (Debian libpmix-dev) installs outside the default paths (.../pmix2/include and lib):
+# found through its pkg-config file. Static users get the library by full path.
+set(IBMSG_HAVE_PMIX 0)
+set(IBMSG_PMIX_INCLUDE_DIRS "")
+if(NOT IBMSG_WITH_PMIX STREQUAL "OFF")
+  find_package(PkgConfig QUIET)
+  if(PKG_CONFIG_FOUND)
+    pkg_check_modules(PMIX QUIET pmix)
+  endif()
+  if(PMIX_FOUND)
+    find_library(PMIX_LIBRARY pmix HINTS ${PMIX_LIBRARY_DIRS} NO_DEFAULT_PATH)
+  endif()
+  if(PMIX_FOUND AND PMIX_LIBRARY)
+    set(IBMSG_HAVE_PMIX 1)
+    set(IBMSG_PMIX_INCLUDE_DIRS ${PMIX_INCLUDE_DIRS})
+    list(APPEND IBMSG_DEP_LIBRARIES ${PMIX_LIBRARY})
+    list(APPEND IBMSG_DEP_LINK_NAMES ${PMIX_LIBRARY})
+    message(STATUS "ibmsg: PMIX found: ${PMIX_LIBRARY}")
+  elseif(IBMSG_WITH_PMIX STREQUAL "ON")
+    message(FATAL_ERROR "IBMSG_WITH_PMIX=ON but pmix (pkg-config pmix, libpmix-dev) was not found")
+  else()
+    message(STATUS "ibmsg: PMIX not found; ibmsg_world_init uses the TCP helper or one process")
+  endif()
+else()
+  message(STATUS "ibmsg: PMIX disabled by IBMSG_WITH_PMIX=OFF")
+endif()
 
 list(APPEND IBMSG_DEP_LIBRARIES Threads::Threads ${CMAKE_DL_LIBS})
 list(APPEND IBMSG_DEP_LINK_NAMES pthread dl)

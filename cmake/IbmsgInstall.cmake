@@ -39,7 +39,8 @@ else()
 endif()
 # What a static link needs besides libibmsg.a (pkg-config --static); the shared library records
 # these itself.
-list(TRANSFORM IBMSG_DEP_LINK_NAMES PREPEND "-l" OUTPUT_VARIABLE IBMSG_PC_LIBS_PRIVATE)
+# Names become -lNAME; a full path (PMIx, outside the default search path) stays as it is.
+list(TRANSFORM IBMSG_DEP_LINK_NAMES REPLACE "^([^/].*)$" "-l\\1" OUTPUT_VARIABLE IBMSG_PC_LIBS_PRIVATE)
 list(JOIN IBMSG_PC_LIBS_PRIVATE " " IBMSG_PC_LIBS_PRIVATE)
 configure_file(cmake/ibmsg.pc.in "${PROJECT_BINARY_DIR}/ibmsg.pc" @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/ibmsg.pc" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -99,6 +99,7 @@ struct ibmsg_ep_s {
 
     core_mq_list_t pending; /* sends waiting for credits or send-queue room, in order */
     uint64_t rejected_logged;
+    uint32_t world_rank; /* the peer's rank when the endpoint belongs to a world (world.c) */
     struct ibmsg_ep_s *dirty_next;
     struct ibmsg_ep_s *next, *prev; /* the context's endpoints */
 };

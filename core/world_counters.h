@@ -1,0 +1,33 @@
+/*
+ * Process-wide counters of the world bootstrap (one world per process, used by one thread):
+ * plain uint64_t written by that thread, read by the tool interface with relaxed loads.
+ */
+#ifndef IBMSG_CORE_WORLD_COUNTERS_H
+#define IBMSG_CORE_WORLD_COUNTERS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct core_world_counters {
+    uint64_t bootstrap_ns; /* the last ibmsg_world_init, from start to all endpoints connected */
+    uint64_t fence_ns;     /* time in fences and barriers (init's included) */
+    uint64_t fences;       /* fences and barriers completed */
+    uint64_t eps;          /* endpoints of the world now (all created at init: eager wireup) */
+} core_world_counters_t;
+
+extern core_world_counters_t core_world_cnt;
+
+/** Register the world's performance variables (once). */
+void core_world_counters_init(void);
+
+/** Monotonic nanoseconds. */
+uint64_t core_world_now_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,361 @@
+/*
+ * A rank program for the world tests, launched by mpirun (PMIx) in the Soft-RoCE guest.
+ *
+ *   world_alltoall [-n msgs] [-s bytes]   every rank sends msgs messages of bytes to every other
+ *       rank and receives as many from each (one round by endpoint, one round from any source),
+ *       checks every byte, tag, length and source, then barriers and checks the counters.
+ *   world_alltoall -x R                    rank R leaves right after init; the others must see
+ *       its endpoint fail (IBMSG_ERR_PEER_FAILED) within 60 s, then still talk among themselves.
+ *
+ * Prints one line per rank; exits 0 on success, 1 on any mismatch or error.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <ibmsg/ibmsg.h>
+#include <ibmsg/tool.h>
+#include <ibmsg/world.h>
+
+static uint32_t me;
+
+#define CHECK(what, expr)                                                  \
+    do {                                                                   \
+        int rc_ = (expr);                                                  \
+        if (rc_ != IBMSG_OK) {                                             \
+            fprintf(stderr, "rank %u: %s: %s (%d) at line %d\n", me, what, \
+                    ibmsg_status_string(rc_), rc_, __LINE__);              \
+            exit(1);                                                       \
+        }                                                                  \
+    } while (0)
+
+#define FAIL(...)                         \
+    do {                                  \
+        fprintf(stderr, "rank %u: ", me); \
+        fprintf(stderr, __VA_ARGS__);     \
+        fprintf(stderr, "\n");            \
+        exit(1);                          \
+    } while (0)
+
+static unsigned char pattern(uint32_t from, uint32_t to, uint32_t k, size_t i)
+{
+    return (unsigned char)(from * 131u + to * 17u + k * 7u + i * 3u + 1u);
+}
+
+static uint64_t tag_of(uint32_t round, uint32_t from, uint32_t k)
+{
+    return ((uint64_t)round << 56) | ((uint64_t)from << 24) | k;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct pvar {
+    ibmsg_t_pvar_handle_t h;
+} pvar_t;
+
+static ibmsg_t_pvar_session_t session;
+
+static pvar_t pvar_open(const char *name, int var_class, void *obj)
+{
+    pvar_t pv;
+    int index, count;
+
+    CHECK(name, ibmsg_t_pvar_get_index(name, var_class, &index));
+    CHECK(name, ibmsg_t_pvar_handle_alloc(session, index, obj, &pv.h, &count));
+    if (count != 1) {
+        FAIL("%s: count %d", name, count);
+    }
+    /* The core's counters count from start; the world's are continuous. */
+    int ret = ibmsg_t_pvar_start(session, pv.h);
+    if (ret != IBMSG_OK && ret != IBMSG_T_ERR_PVAR_NO_STARTSTOP) {
+        FAIL("%s: start: %d", name, ret);
+    }
+    return pv;
+}
+
+static unsigned long long pvar_read(pvar_t pv)
+{
+    unsigned long long v = 0;
+    CHECK("pvar_read", ibmsg_t_pvar_read(session, pv.h, &v));
+    return v;
+}
+
+/* Round 0: receives bound to each endpoint; round 1: receives from any source. */
+static void alltoall(ibmsg_world_t world, uint32_t size, uint32_t n, size_t bytes, uint32_t round)
+{
+    uint32_t npeers = size - 1, nreq = npeers * n;
+    ibmsg_context_t ctx;
+    ibmsg_request_t *rreq = calloc(nreq, sizeof(*rreq)), *sreq = calloc(nreq, sizeof(*sreq));
+    unsigned char *rbuf = malloc(nreq * bytes + 1), *sbuf = malloc(nreq * bytes + 1);
+    uint32_t *seen = calloc(size, sizeof(*seen));
+
+    if (!rreq || !sreq || !rbuf || !sbuf || !seen) {
+        FAIL("out of memory");
+    }
+    CHECK("world_context", ibmsg_world_context(world, &ctx));
+    for (uint32_t j = 0, p = 0; p < size; p++) {
+        ibmsg_ep_t ep;
+        if (p == me) {
+            continue;
+        }
+        CHECK("world_ep", ibmsg_world_ep(world, p, &ep));
+        for (uint32_t k = 0; k < n; k++, j++) {
+            if (round == 0) {
+                CHECK("irecv",
+                      ibmsg_tag_irecv(ctx, ep, rbuf + (size_t)j * bytes, bytes, tag_of(round, p, k),
+                                      IBMSG_TAG_MASK_EXACT, &rreq[j]));
+            } else {
+                /* Any source, any sender: only the round must match. */
+                CHECK("irecv", ibmsg_tag_irecv(ctx, IBMSG_EP_NULL, rbuf + (size_t)j * bytes, bytes,
+                                               tag_of(round, 0, 0), 0xffull << 56, &rreq[j]));
+            }
+        }
+    }
+    for (uint32_t j = 0, p = 0; p < size; p++) {
+        ibmsg_ep_t ep;
+        if (p == me) {
+            continue;
+        }
+        CHECK("world_ep", ibmsg_world_ep(world, p, &ep));
+        for (uint32_t k = 0; k < n; k++, j++) {
+            unsigned char *b = sbuf + (size_t)j * bytes;
+            for (size_t i = 0; i < bytes; i++) {
+                b[i] = pattern(me, p, k, i);
+            }
+            CHECK("isend", ibmsg_tag_isend(ep, b, bytes, tag_of(round, me, k), &sreq[j]));
+        }
+    }
+    for (uint32_t j = 0; j < nreq; j++) {
+        ibmsg_tag_status_t st;
+        uint32_t from, k;
+        ibmsg_ep_t ep;
+
+        CHECK("send wait", ibmsg_request_wait(&sreq[j], NULL));
+        CHECK("recv wait", ibmsg_request_wait(&rreq[j], &st));
+        CHECK("ep_rank", ibmsg_world_ep_rank(world, st.source, &from));
+        k = (uint32_t)(st.tag & 0xffffff);
+        if (st.length != bytes || (uint32_t)(st.tag >> 24 & 0xffffffff) != from ||
+            (st.tag >> 56) != round || k >= n || from == me) {
+            FAIL("round %u recv %u: length %zu tag %#llx from rank %u", round, j, st.length,
+                 (unsigned long long)st.tag, from);
+        }
+        CHECK("world_ep", ibmsg_world_ep(world, from, &ep));
+        if (ep != st.source) {
+            FAIL("round %u: source endpoint is not rank %u's", round, from);
+        }
+        for (size_t i = 0; i < bytes; i++) {
+            if (rbuf[(size_t)j * bytes + i] != pattern(from, me, k, i)) {
+                FAIL("round %u: byte %zu of message %u from rank %u differs", round, i, k, from);
+            }
+        }
+        seen[from]++;
+    }
+    for (uint32_t p = 0; p < size; p++) {
+        if (p != me && seen[p] != n) {
+            FAIL("round %u: %u messages from rank %u, expected %u", round, seen[p], p, n);
+        }
+    }
+    free(rreq);
+    free(sreq);
+    free(rbuf);
+    free(sbuf);
+    free(seen);
+}
+
+static int early_exit(ibmsg_world_t world, uint32_t size, uint32_t gone)
+{
+    ibmsg_context_t ctx;
+    ibmsg_ep_t ep;
+    ibmsg_request_t rreq;
+    unsigned char msg[64], rmsg[64];
+    double t0, dt;
+    int completed = 0, status = IBMSG_OK;
+    int32_t pid = (int32_t)getpid();
+    ibmsg_tag_status_t st;
+    long sends = 0;
+
+    CHECK("world_context", ibmsg_world_context(world, &ctx));
+    if (me == gone) {
+        /* Tell the others which process to watch (all ranks share one node in this test), then
+           leave without a word at the ibmsg level. */
+        for (uint32_t p = 0; p < size; p++) {
+            if (p != me) {
+                CHECK("world_ep", ibmsg_world_ep(world, p, &ep));
+                CHECK("send pid", ibmsg_tag_send(ep, &pid, sizeof(pid), 4));
+            }
+        }
+        CHECK("barrier", ibmsg_world_barrier(world));
+        CHECK("world_finalize", ibmsg_world_finalize(world));
+        printf("rank %u: left early\n", me);
+        return 0;
+    }
+    CHECK("world_ep", ibmsg_world_ep(world, gone, &ep));
+    CHECK("recv pid", ibmsg_tag_recv(ctx, ep, &pid, sizeof(pid), 4, IBMSG_TAG_MASK_EXACT, NULL));
+    CHECK("barrier", ibmsg_world_barrier(world));
+    /* A receive bound to the departed rank must complete with PEER_FAILED, not hang. */
+    CHECK("irecv", ibmsg_tag_irecv(ctx, ep, rmsg, sizeof(rmsg), 1, IBMSG_TAG_MASK_EXACT, &rreq));
+    t0 = now_s();
+    while (kill((pid_t)pid, 0) == 0) {
+        if (now_s() - t0 > 60) {
+            FAIL("rank %u (pid %d) did not exit within 60 s", gone, (int)pid);
+        }
+        usleep(10000);
+    }
+    /* The queue pair's peer is gone: the next message finds no responder, the transport's
+       retries run out (verbs_timeout, verbs_retry_cnt) and the endpoint fails. Every wait is
+       bounded by polling with a deadline. */
+    memset(msg, 0x5a, sizeof(msg));
+    t0 = now_s();
+    while (status == IBMSG_OK) {
+        ibmsg_request_t sreq;
+        int done = 0;
+
+        status = ibmsg_tag_isend(ep, msg, sizeof(msg), 2, &sreq);
+        if (status != IBMSG_OK) {
+            break;
+        }
+        sends++;
+        while (status == IBMSG_OK && !done) {
+            if (now_s() - t0 > 60) {
+                FAIL("rank %u's endpoint did not fail within 60 s (%ld sends)", gone, sends);
+            }
+            status = ibmsg_request_test(&sreq, &done, NULL);
+        }
+    }
+    /* The receive is failed with the endpoint; make progress until it shows. */
+    dt = now_s() - t0;
+    if (status != IBMSG_ERR_PEER_FAILED) {
+        FAIL("send to departed rank %u: %s, expected PEER_FAILED", gone,
+             ibmsg_status_string(status));
+    }
+    status = ibmsg_request_test(&rreq, &completed, &st);
+    if (!completed || status != IBMSG_ERR_PEER_FAILED || st.error != IBMSG_ERR_PEER_FAILED) {
+        FAIL("receive from departed rank %u: completed %d, %s", gone, completed,
+             ibmsg_status_string(status));
+    }
+    /* The survivors' endpoints still work: a ring among them. */
+    {
+        uint32_t next = (me + 1) % size, prev = (me + size - 1) % size;
+        uint32_t token = me, got = UINT32_MAX;
+        ibmsg_ep_t to, from;
+        ibmsg_request_t s;
+
+        if (next == gone) {
+            next = (next + 1) % size;
+        }
+        if (prev == gone) {
+            prev = (prev + size - 1) % size;
+        }
+        CHECK("world_ep", ibmsg_world_ep(world, next, &to));
+        CHECK("world_ep", ibmsg_world_ep(world, prev, &from));
+        CHECK("isend", ibmsg_tag_isend(to, &token, sizeof(token), 3, &s));
+        CHECK("recv", ibmsg_tag_recv(ctx, from, &got, sizeof(got), 3, IBMSG_TAG_MASK_EXACT, NULL));
+        CHECK("send wait", ibmsg_request_wait(&s, NULL));
+        if (got != prev) {
+            FAIL("survivor ring: got %u from rank %u", got, prev);
+        }
+    }
+    printf("rank %u: rank %u reported failed after %.3f s (%ld sends); survivors' ring ok\n", me,
+           gone, dt, sends);
+    fflush(stdout);
+    /* No barrier: it would include the departed rank. Each survivor waits a little so its ring
+       partner's messages are not cut off by its own exit. */
+    sleep(1);
+    CHECK("world_finalize", ibmsg_world_finalize(world));
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    uint32_t n = 50, size, local;
+    size_t bytes = 100;
+    long gone = -1;
+    int opt, provided;
+    ibmsg_world_t world;
+    ibmsg_world_bootstrap_t how;
+    ibmsg_context_t ctx;
+
+    while ((opt = getopt(argc, argv, "n:s:x:")) != -1) {
+        switch (opt) {
+        case 'n':
+            n = (uint32_t)strtoul(optarg, NULL, 0);
+            break;
+        case 's':
+            bytes = strtoul(optarg, NULL, 0);
+            break;
+        case 'x':
+            gone = strtol(optarg, NULL, 0);
+            break;
+        default:
+            fprintf(stderr, "usage: %s [-n msgs] [-s bytes] [-x rank]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (n == 0 || n > 0xffffff || bytes == 0) {
+        fprintf(stderr, "bad -n / -s\n");
+        return 2;
+    }
+    CHECK("world_init", ibmsg_world_init(IBMSG_INFO_NULL, &world));
+    CHECK("world_rank", ibmsg_world_rank(world, &me));
+    CHECK("world_size", ibmsg_world_size(world, &size));
+    CHECK("world_local_rank", ibmsg_world_local_rank(world, &local));
+    CHECK("world_bootstrap", ibmsg_world_bootstrap(world, &how));
+    CHECK("world_context", ibmsg_world_context(world, &ctx));
+    if (how != IBMSG_WORLD_PMIX || size < 2) {
+        FAIL("expected a PMIx launch of >= 2 ranks (bootstrap %d, size %u)", (int)how, size);
+    }
+    if (gone >= 0) {
+        if ((uint32_t)gone >= size || size < 3) {
+            FAIL("-x needs a rank < size and size >= 3");
+        }
+        return early_exit(world, size, (uint32_t)gone);
+    }
+
+    CHECK("t_init", ibmsg_t_init_thread(0, &provided));
+    CHECK("session", ibmsg_t_pvar_session_create(&session));
+    pvar_t boot = pvar_open("world_bootstrap_time_ns", IBMSG_T_PVAR_CLASS_GENERIC, NULL);
+    pvar_t eps = pvar_open("world_endpoints", IBMSG_T_PVAR_CLASS_LEVEL, NULL);
+    pvar_t fences = pvar_open("world_fences", IBMSG_T_PVAR_CLASS_COUNTER, NULL);
+    pvar_t fence_ns = pvar_open("world_fence_time_ns", IBMSG_T_PVAR_CLASS_TIMER, NULL);
+    pvar_t sent = pvar_open("core_eager_msgs_sent", IBMSG_T_PVAR_CLASS_COUNTER, &ctx);
+    pvar_t recvd = pvar_open("core_eager_msgs_recvd", IBMSG_T_PVAR_CLASS_COUNTER, &ctx);
+    pvar_t bytes_recvd = pvar_open("core_eager_bytes_recvd", IBMSG_T_PVAR_CLASS_COUNTER, &ctx);
+
+    double t0 = now_s();
+    alltoall(world, size, n, bytes, 0);
+    alltoall(world, size, n, bytes, 1);
+    double t1 = now_s();
+    CHECK("barrier", ibmsg_world_barrier(world));
+    double t2 = now_s();
+
+    unsigned long long want = 2ull * n * (size - 1);
+    unsigned long long v_boot = pvar_read(boot), v_eps = pvar_read(eps), v_f = pvar_read(fences),
+                       v_fns = pvar_read(fence_ns), v_sent = pvar_read(sent),
+                       v_recvd = pvar_read(recvd), v_bytes = pvar_read(bytes_recvd);
+    if (v_eps != size - 1 || v_f != 1 || v_fns == 0 || v_boot == 0 || v_sent != want ||
+        v_recvd != want || v_bytes != want * bytes) {
+        FAIL("counters: endpoints %llu fences %llu fence_ns %llu bootstrap_ns %llu sent %llu "
+             "recvd %llu bytes %llu (want %u endpoints, 1 fence, %llu messages)",
+             v_eps, v_f, v_fns, v_boot, v_sent, v_recvd, v_bytes, size - 1, want);
+    }
+    printf("rank %u/%u (local %u): bootstrap %.1f ms, all-to-all %llu msgs of %zu B in %.1f ms, "
+           "barrier %.1f ms; counters: world_endpoints %llu world_fences %llu "
+           "world_fence_time_ns %llu core_eager_msgs_sent %llu core_eager_msgs_recvd %llu\n",
+           me, size, local, (double)v_boot / 1e6, want, bytes, (t1 - t0) * 1e3, (t2 - t1) * 1e3,
+           v_eps, v_f, v_fns, v_sent, v_recvd);
+    fflush(stdout);
+    CHECK("session_free", ibmsg_t_pvar_session_free(&session));
+    CHECK("t_finalize", ibmsg_t_finalize());
+    CHECK("barrier", ibmsg_world_barrier(world));
+    CHECK("world_finalize", ibmsg_world_finalize(world));
+    return 0;
+}
