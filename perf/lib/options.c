@@ -154,7 +154,7 @@ int perf_options_parse(perf_options_t *o, perf_test_t test, int argc, char **arg
     prog = p != NULL ? p + 1 : prog;
     perf_options_defaults(o, test, prog);
     opterr = 0;
-    optind = 1;
+    optind = 0; /* 0, not 1: glibc then also forgets a previous scan's state */
     while ((c = getopt_long(argc, argv, ":d:i:x:p:s:n:aD:t:r:Q:I:Fh", perf_long_options, NULL)) !=
            -1) {
         switch (c) {

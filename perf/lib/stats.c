@@ -19,7 +19,9 @@ static int perf_cmp_double(const void *a, const void *b)
 double perf_percentile(const double *sorted, size_t n, double p)
 {
     /* Nearest rank: the smallest sample with at least p% of the samples at or below it. */
-    size_t rank = (size_t)ceil(p / 100.0 * (double)n);
+    /* The epsilon keeps p * n that is an integer in exact arithmetic (99.9 * 1000) from
+     * rounding up to the next rank through 99.9's binary representation. */
+    size_t rank = (size_t)ceil(p * (double)n / 100.0 - 1e-9);
 
     if (rank < 1) {
         rank = 1;
