@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <list>
 #include <string>
 #include <vector>
 
@@ -32,13 +33,17 @@ std::string slurp(FILE *f)
     return s;
 }
 
+// The options point into argv, as they do into a process's: keep every argument alive.
+std::list<std::string> keep_args;
+
 Parsed parse(perf_test_t test, std::vector<std::string> args)
 {
     Parsed p{};
     std::vector<char *> argv;
     args.insert(args.begin(), test == PERF_TEST_SEND_BW ? "ibmsg_send_bw" : "ibmsg_send_lat");
     for (auto &a : args) {
-        argv.push_back(a.data());
+        keep_args.push_back(a);
+        argv.push_back(keep_args.back().data());
     }
     argv.push_back(nullptr);
     FILE *out = tmpfile(), *err = tmpfile();
