@@ -142,6 +142,8 @@ void perf_report_counters(const perf_result_t *r, FILE *out)
         fprintf(out, " NIC packets sent per message     : unavailable (no port counter%s%s)\n",
                 pc->port_name[0] != '\0' ? " on " : "", pc->port_name);
     }
+    fprintf(out, " (the kernel caches hw_counters for nic_hw_counters_lifespan ms: intervals that\n"
+                 "  short read NIC values up to that old)\n");
     pkts = perf_counters_get(pc, "papi_tot_ins");
     if (pkts >= 0) {
         fprintf(out, " Instructions per message         : %.1f (PAPI_TOT_INS, this thread)\n",

@@ -74,8 +74,9 @@ def run(work, name, bw, sizes=None, duration=False):
         key = "core_bytes_sent" if (bw and side == "client") or not bw else "core_bytes_recvd"
         check(d.get(key) == payload, f"{base}: {key} {d.get(key)} != {payload}")
         check(d.get("verbs_wc_errors", 0) == 0, f"{base}: work completion errors")
-        if "nic_sent_pkts" in d:  # the port is shared in loopback: at least our messages
-            check(d["nic_sent_pkts"] >= sent, f"{base}: nic_sent_pkts {d['nic_sent_pkts']}")
+        # NIC deltas are not checked against the messages: the kernel caches rxe's hw_counters
+        # (nic_hw_counters_lifespan, ~10 ms), so a short interval sees stale values (seen: 566
+        # packets for 650 messages, 0 for a 200-iteration latency run).
 
 
 def main():
