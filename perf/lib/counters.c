@@ -102,8 +102,8 @@ static int perf_add_category(perf_counters_t *pc, const char *cat, ibmsg_context
             fprintf(err, "counters: pvar %d: %s\n", idx[i], ibmsg_status_string(ret));
             break;
         }
-        if (bind == IBMSG_T_BIND_CONTEXT) {
-            obj = ctx;
+        if (bind == IBMSG_T_BIND_CONTEXT || bind == IBMSG_T_BIND_ENDPOINT) {
+            obj = ctx; /* an endpoint's counters also bind to its context: all its endpoints */
         } else if (bind == IBMSG_T_BIND_PORT) {
             if (port == NULL) {
                 continue;

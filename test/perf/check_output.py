@@ -66,12 +66,12 @@ def run(work, name, bw, sizes=None, duration=False):
               f"{base}: messages {doc['messages_sent']}/{doc['messages_received']}, "
               f"expected {sent}/{recvd}")
         d = deltas(doc)
-        check(d.get("core_msgs_sent") == sent, f"{base}: core_msgs_sent {d.get('core_msgs_sent')}"
+        check(d.get("core_eager_msgs_sent") == sent, f"{base}: core_eager_msgs_sent {d.get('core_eager_msgs_sent')}"
               f" != {sent}")
-        check(d.get("core_msgs_recvd") == recvd,
-              f"{base}: core_msgs_recvd {d.get('core_msgs_recvd')} != {recvd}")
+        check(d.get("core_eager_msgs_recvd") == recvd,
+              f"{base}: core_eager_msgs_recvd {d.get('core_eager_msgs_recvd')} != {recvd}")
         payload = sum(r["bytes"] * r["iterations"] for r in res)
-        key = "core_bytes_sent" if (bw and side == "client") or not bw else "core_bytes_recvd"
+        key = "core_eager_bytes_sent" if (bw and side == "client") or not bw else "core_eager_bytes_recvd"
         check(d.get(key) == payload, f"{base}: {key} {d.get(key)} != {payload}")
         check(d.get("verbs_wc_errors", 0) == 0, f"{base}: work completion errors")
         # NIC deltas are not checked against the messages: the kernel caches rxe's hw_counters
