@@ -1,5 +1,7 @@
 /* Categories and enumerations of the merged view. */
 #include <limits.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "mpit/layer.h"
 
@@ -39,10 +41,25 @@ int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *des
                                               num_pvars, num_categories);
         goto out;
     }
-    rc = mpit_map_error(ibmsg_t_category_get_info(native, NULL, NULL, desc, desc_len, num_cvars,
-                                                  num_pvars, num_categories));
+    rc = mpit_map_error(
+        ibmsg_t_category_get_info(native, NULL, NULL, desc, desc_len, NULL, NULL, num_categories));
     if (rc == MPI_SUCCESS) {
-        rc = mpit_ib_name_out(MPIT_KIND_CATEGORY, native, name, name_len);
+        rc = mpit_ib_name_out(MPIT_KIND_CATEGORY, native, MPIT_OBJ_SELF, name, name_len);
+    }
+    /* Variables as the view shows them: hidden ones left out, per-port ones counted per port. */
+    int *counts[2] = {num_cvars, num_pvars};
+    for (int k = 0; k < 2 && rc == MPI_SUCCESS; k++) {
+        int *members = NULL;
+        int num = 0;
+        if (counts[k] == NULL) {
+            continue;
+        }
+        rc = mpit_ib_category_members(native, k == 0 ? MPIT_KIND_CVAR : MPIT_KIND_PVAR, &members,
+                                      &num);
+        free(members);
+        if (rc == MPI_SUCCESS) {
+            *counts[k] = num;
+        }
     }
 out:
     mpit_leave();
@@ -119,28 +136,16 @@ static int category_members(int cat_index, mpit_kind_t member_kind, int len, int
             rc = mpit_layer.mpi.category_get_categories(native, len, indices);
             break;
         }
+        if (rc == MPI_SUCCESS) {
+            rc = mpit_to_view_array(member_kind, side, num < len ? num : len, indices);
+        }
     } else {
-        rc = mpit_map_error(
-            ibmsg_t_category_get_info(native, NULL, NULL, NULL, NULL, counts[MPIT_KIND_CVAR],
-                                      counts[MPIT_KIND_PVAR], counts[MPIT_KIND_CATEGORY]));
-        if (rc != MPI_SUCCESS || len == 0) {
-            goto out;
+        int *members = NULL;
+        rc = mpit_ib_category_members(native, member_kind, &members, &num);
+        if (rc == MPI_SUCCESS && len > 0) {
+            memcpy(indices, members, sizeof(int) * (size_t)(num < len ? num : len));
         }
-        switch (member_kind) {
-        case MPIT_KIND_CVAR:
-            rc = ibmsg_t_category_get_cvars(native, len, indices);
-            break;
-        case MPIT_KIND_PVAR:
-            rc = ibmsg_t_category_get_pvars(native, len, indices);
-            break;
-        default:
-            rc = ibmsg_t_category_get_categories(native, len, indices);
-            break;
-        }
-        rc = mpit_map_error(rc);
-    }
-    if (rc == MPI_SUCCESS) {
-        rc = mpit_to_view_array(member_kind, side, num < len ? num : len, indices);
+        free(members);
     }
 out:
     mpit_leave();

@@ -47,7 +47,7 @@ int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosi
     rc = mpit_map_error(ibmsg_t_cvar_get_info(native, NULL, NULL, &ib_verbosity, &ib_datatype,
                                               &ib_enum, desc, desc_len, &ib_bind, &ib_scope));
     if (rc == MPI_SUCCESS) {
-        rc = mpit_ib_name_out(MPIT_KIND_CVAR, native, name, name_len);
+        rc = mpit_ib_name_out(MPIT_KIND_CVAR, native, MPIT_OBJ_SELF, name, name_len);
     }
     if (rc != MPI_SUCCESS) {
         goto out;

@@ -1,10 +1,12 @@
 #include "mpit/layer.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mpit/names.h"
+#include "util/string_out.h"
 #include "util/log.h"
 
 mpit_layer_t mpit_layer = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -108,6 +110,168 @@ void mpit_leave(void)
     pthread_mutex_unlock(&mpit_layer.lock);
 }
 
+/* ---- ibmsg objects that MPI has no binding for -------------------------------------------- */
+
+/*
+ * List ibmsg's RDMA ports once (lock held, ibmsg's tool interface initialized). ibmsg discovers
+ * its ports once per process, so the list never changes afterwards.
+ */
+static void layer_resolve_ports(void)
+{
+    int num = 0;
+
+    if (mpit_layer.ports_resolved) {
+        return;
+    }
+    mpit_layer.ports_resolved = 1;
+    if (ibmsg_t_port_get_num(&num) != IBMSG_OK || num <= 0) {
+        return;
+    }
+    mpit_layer.ports = calloc((size_t)num, sizeof(mpit_port_t));
+    if (mpit_layer.ports == NULL) {
+        util_warn("mpit: out of memory listing %d RDMA ports: no per-port variables", num);
+        return;
+    }
+    for (int i = 0; i < num; i++) {
+        mpit_port_t *p = &mpit_layer.ports[mpit_layer.num_ports];
+        int len = (int)sizeof(p->dev);
+        char cat[MPIT_PORT_DEV_MAX + 32];
+        if (ibmsg_t_port_get(i, &p->port) != IBMSG_OK ||
+            ibmsg_t_port_get_info(p->port, p->dev, &len, &p->port_num) != IBMSG_OK) {
+            continue;
+        }
+        /* The category that holds exactly the variables this port serves (counters/nic_pvars.c). */
+        snprintf(cat, sizeof(cat), "nic_%s_port%d", p->dev, p->port_num);
+        if (ibmsg_t_category_get_index(cat, &p->cat) != IBMSG_OK) {
+            p->cat = -1;
+        }
+        mpit_layer.num_ports++;
+    }
+}
+
+/* The pvars of each port's category, for one sync. */
+typedef struct layer_port_members {
+    int *num;
+    int **pvars;
+} layer_port_members_t;
+
+static void layer_port_members_free(layer_port_members_t *m)
+{
+    for (int p = 0; m->pvars != NULL && p < mpit_layer.num_ports; p++) {
+        free(m->pvars[p]);
+    }
+    free(m->pvars);
+    free(m->num);
+}
+
+static int layer_port_members_load(layer_port_members_t *m)
+{
+    int n = mpit_layer.num_ports;
+    m->num = calloc((size_t)n + 1, sizeof(int));
+    m->pvars = calloc((size_t)n + 1, sizeof(int *));
+    if (m->num == NULL || m->pvars == NULL) {
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    for (int p = 0; p < n; p++) {
+        int cat = mpit_layer.ports[p].cat;
+        int num = 0;
+        if (cat < 0) {
+            continue;
+        }
+        int rc = ibmsg_t_category_get_info(cat, NULL, NULL, NULL, NULL, NULL, &num, NULL);
+        if (rc != IBMSG_OK) {
+            return rc;
+        }
+        m->pvars[p] = malloc(sizeof(int) * ((size_t)num + 1));
+        if (m->pvars[p] == NULL) {
+            return IBMSG_ERR_NO_MEMORY;
+        }
+        rc = ibmsg_t_category_get_pvars(cat, num, m->pvars[p]);
+        if (rc != IBMSG_OK) {
+            return rc;
+        }
+        m->num[p] = num;
+    }
+    return IBMSG_OK;
+}
+
+static int layer_port_has(const layer_port_members_t *m, int p, int native)
+{
+    for (int i = 0; i < m->num[p]; i++) {
+        if (m->pvars[p][i] == native) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * How an ibmsg pvar is shown: one bound to no object as itself; one bound to a port as one
+ * variable per port that serves it; one bound to another ibmsg object (context, endpoint,
+ * thread, ...) not at all: the MPI view cannot name those objects, and each of these variables
+ * has a NO_OBJECT twin that sums it over all objects (core_eager_msgs_sent for
+ * core_eager_msgs_sent_ep), which the view shows.
+ */
+static int layer_expand_pvar(void *arg, int native, int objs[], int cap)
+{
+    const layer_port_members_t *m = arg;
+    int bind = IBMSG_T_BIND_NO_OBJECT;
+    int n = 0;
+    int rc = ibmsg_t_pvar_get_info(native, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &bind,
+                                   NULL, NULL, NULL);
+    if (rc != IBMSG_OK) {
+        return rc;
+    }
+    if (bind == IBMSG_T_BIND_NO_OBJECT) {
+        objs[0] = MPIT_OBJ_SELF;
+        return 1;
+    }
+    if (bind != IBMSG_T_BIND_PORT) {
+        return 0;
+    }
+    for (int p = 0; p < mpit_layer.num_ports && n < cap; p++) {
+        if (layer_port_has(m, p, native)) {
+            objs[n++] = p;
+        }
+    }
+    return n;
+}
+
+/* cvars: those bound to no object as themselves; ibmsg has no bound cvars, others are hidden. */
+static int layer_expand_cvar(void *arg, int native, int objs[], int cap)
+{
+    int bind = IBMSG_T_BIND_NO_OBJECT;
+    (void)arg;
+    (void)cap;
+    int rc = ibmsg_t_cvar_get_info(native, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &bind, NULL);
+    if (rc != IBMSG_OK) {
+        return rc;
+    }
+    objs[0] = MPIT_OBJ_SELF;
+    return bind == IBMSG_T_BIND_NO_OBJECT ? 1 : 0;
+}
+
+/* Sync ibmsg's cvars or pvars into the view, each shown as the functions above say. */
+static int layer_sync_ib_vars(mpit_kind_t kind, int n_ib)
+{
+    mpit_index_map_t *map = &mpit_layer.maps[kind];
+    if (n_ib <= map->seen[MPIT_SIDE_IBMSG]) {
+        return IBMSG_OK;
+    }
+    if (kind == MPIT_KIND_CVAR) {
+        return mpit_index_map_sync_expand(map, MPIT_SIDE_IBMSG, n_ib, layer_expand_cvar, NULL, 1);
+    }
+    layer_resolve_ports();
+    layer_port_members_t m = {NULL, NULL};
+    int rc = layer_port_members_load(&m);
+    if (rc == IBMSG_OK) {
+        rc = mpit_index_map_sync_expand(map, MPIT_SIDE_IBMSG, n_ib, layer_expand_pvar, &m,
+                                        mpit_layer.num_ports + 1);
+    }
+    layer_port_members_free(&m);
+    return rc;
+}
+
 int mpit_sync(mpit_kind_t kind)
 {
     int n_mpi = 0;
@@ -145,11 +309,24 @@ int mpit_sync(mpit_kind_t kind)
         return mpit_map_error(rc);
     }
     /* The MPI side first: at each sync, its new items come before ibmsg's. */
-    if (mpit_index_map_sync(&mpit_layer.maps[kind], MPIT_SIDE_MPI, n_mpi) != IBMSG_OK ||
-        mpit_index_map_sync(&mpit_layer.maps[kind], MPIT_SIDE_IBMSG, n_ib) != IBMSG_OK) {
+    if (mpit_index_map_sync(&mpit_layer.maps[kind], MPIT_SIDE_MPI, n_mpi) != IBMSG_OK) {
         return MPI_T_ERR_MEMORY;
     }
-    return MPI_SUCCESS;
+    if (kind == MPIT_KIND_CATEGORY) {
+        rc = mpit_index_map_sync(&mpit_layer.maps[kind], MPIT_SIDE_IBMSG, n_ib);
+    } else {
+        rc = layer_sync_ib_vars(kind, n_ib);
+    }
+    return rc == IBMSG_OK ? MPI_SUCCESS : mpit_map_error(rc);
+}
+
+int mpit_lookup_obj(mpit_kind_t kind, int view, mpit_side_t *side, int *native, int *obj)
+{
+    int rc = mpit_lookup(kind, view, side, native);
+    if (rc == MPI_SUCCESS) {
+        *obj = mpit_index_map_obj(&mpit_layer.maps[kind], view);
+    }
+    return rc;
 }
 
 int mpit_lookup(mpit_kind_t kind, int view, mpit_side_t *side, int *native)
@@ -245,30 +422,201 @@ static int layer_ib_native_name(mpit_kind_t kind, int native, char *buf, int *le
     }
 }
 
-int mpit_ib_name_out(mpit_kind_t kind, int native, char *name, int *name_len)
+/* Native name of ibmsg item native, malloc'd (NULL on error, *rc set). */
+static char *layer_ib_native_name_dup(mpit_kind_t kind, int native, int *rc)
 {
-    char small[256];
     int full = 0;
+    *rc = layer_ib_native_name(kind, native, NULL, &full);
+    if (*rc != IBMSG_OK) {
+        return NULL;
+    }
+    char *buf = malloc((size_t)full + 1);
+    if (buf == NULL) {
+        *rc = IBMSG_ERR_NO_MEMORY;
+        return NULL;
+    }
+    *rc = layer_ib_native_name(kind, native, buf, &full);
+    if (*rc != IBMSG_OK) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/*
+ * The native-style name of a per-port variable: nic_<dev>_<port>_<counter> for nic_<counter>,
+ * nic_<dev>_<port>_<name> for any other name. malloc'd, NULL when out of memory.
+ */
+static char *layer_port_name(const char *native_name, int obj)
+{
+    const mpit_port_t *p = &mpit_layer.ports[obj];
+    const char *rest = strncmp(native_name, "nic_", 4) == 0 ? native_name + 4 : native_name;
+    size_t size = strlen(p->dev) + strlen(rest) + 32;
+    char *out = malloc(size);
+    if (out != NULL) {
+        snprintf(out, size, "nic_%s_%d_%s", p->dev, p->port_num, rest);
+    }
+    return out;
+}
+
+int mpit_ib_name_out(mpit_kind_t kind, int native, int obj, char *name, int *name_len)
+{
+    int rc;
 
     if (name_len == NULL) {
         return MPI_SUCCESS;
     }
-    int rc = layer_ib_native_name(kind, native, NULL, &full);
+    char *native_name = layer_ib_native_name_dup(kind, native, &rc);
+    if (native_name == NULL) {
+        return mpit_map_error(rc);
+    }
+    if (obj >= 0 && obj < mpit_layer.num_ports) {
+        char *port_name = layer_port_name(native_name, obj);
+        free(native_name);
+        if (port_name == NULL) {
+            return MPI_T_ERR_MEMORY;
+        }
+        native_name = port_name;
+    }
+    mpit_name_out(native_name, name, name_len);
+    free(native_name);
+    return MPI_SUCCESS;
+}
+
+int mpit_ib_pvar_desc_out(int native, int obj, char *desc, int *desc_len)
+{
+    if (desc_len == NULL) {
+        return MPI_SUCCESS;
+    }
+    if (obj < 0 || obj >= mpit_layer.num_ports) {
+        return mpit_map_error(ibmsg_t_pvar_get_info(native, NULL, NULL, NULL, NULL, NULL, NULL,
+                                                    desc, desc_len, NULL, NULL, NULL, NULL));
+    }
+    int full = 0;
+    int rc = ibmsg_t_pvar_get_info(native, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &full, NULL,
+                                   NULL, NULL, NULL);
     if (rc != IBMSG_OK) {
         return mpit_map_error(rc);
     }
-    char *buf = full <= (int)sizeof(small) ? small : malloc((size_t)full);
+    const mpit_port_t *p = &mpit_layer.ports[obj];
+    size_t size = (size_t)full + strlen(p->dev) + 64;
+    char *buf = malloc(size);
     if (buf == NULL) {
         return MPI_T_ERR_MEMORY;
     }
-    rc = layer_ib_native_name(kind, native, buf, &full);
+    rc = ibmsg_t_pvar_get_info(native, NULL, NULL, NULL, NULL, NULL, NULL, buf, &full, NULL, NULL,
+                               NULL, NULL);
     if (rc == IBMSG_OK) {
-        mpit_name_out(buf, name, name_len);
+        size_t used = strlen(buf);
+        snprintf(buf + used, size - used, " This variable: port %d of %s.", p->port_num, p->dev);
+        util_string_out(buf, desc, desc_len);
     }
-    if (buf != small) {
-        free(buf);
-    }
+    free(buf);
     return mpit_map_error(rc);
+}
+
+int mpit_ib_port_view(const char *view_name, int ib_class)
+{
+    const char *wanted = mpit_name_native(view_name);
+    const mpit_index_map_t *map = &mpit_layer.maps[MPIT_KIND_PVAR];
+
+    if (wanted == NULL || strncmp(wanted, "nic_", 4) != 0 || mpit_layer.num_ports == 0) {
+        return -1;
+    }
+    for (int v = 0; v < map->num; v++) {
+        const mpit_index_entry_t *e = &map->entries[v];
+        int rc, var_class = -1;
+        if (e->side != MPIT_SIDE_IBMSG || e->obj < 0 ||
+            ibmsg_t_pvar_get_info(e->native, NULL, NULL, NULL, &var_class, NULL, NULL, NULL, NULL,
+                                  NULL, NULL, NULL, NULL) != IBMSG_OK ||
+            var_class != ib_class) {
+            continue;
+        }
+        char *native_name = layer_ib_native_name_dup(MPIT_KIND_PVAR, e->native, &rc);
+        char *port_name = native_name == NULL ? NULL : layer_port_name(native_name, e->obj);
+        int same = port_name != NULL && strcmp(port_name, wanted) == 0;
+        free(native_name);
+        free(port_name);
+        if (same) {
+            return v;
+        }
+    }
+    return -1;
+}
+
+/* The port whose category native is, or -1. */
+static int layer_port_of_category(int native)
+{
+    for (int p = 0; p < mpit_layer.num_ports; p++) {
+        if (mpit_layer.ports[p].cat == native) {
+            return p;
+        }
+    }
+    return -1;
+}
+
+int mpit_ib_category_members(int native, mpit_kind_t kind, int **out, int *num)
+{
+    int n = 0;
+    int *counts[MPIT_KIND_LAST] = {NULL, NULL, NULL};
+    counts[kind] = &n;
+    int rc = ibmsg_t_category_get_info(native, NULL, NULL, NULL, NULL, counts[MPIT_KIND_CVAR],
+                                       counts[MPIT_KIND_PVAR], counts[MPIT_KIND_CATEGORY]);
+    if (rc != IBMSG_OK) {
+        return mpit_map_error(rc);
+    }
+    /* Make sure every member has its view indices. */
+    rc = mpit_sync(kind);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    const mpit_index_map_t *map = &mpit_layer.maps[kind];
+    int port = kind == MPIT_KIND_PVAR ? layer_port_of_category(native) : -1;
+    size_t cap = (size_t)n * ((size_t)mpit_layer.num_ports + 1) + 1;
+    int *members = malloc(sizeof(int) * ((size_t)n + 1));
+    int *view = malloc(sizeof(int) * cap);
+    if (members == NULL || view == NULL) {
+        rc = MPI_T_ERR_MEMORY;
+        goto err_free;
+    }
+    switch (kind) {
+    case MPIT_KIND_CVAR:
+        rc = ibmsg_t_category_get_cvars(native, n, members);
+        break;
+    case MPIT_KIND_PVAR:
+        rc = ibmsg_t_category_get_pvars(native, n, members);
+        break;
+    default:
+        rc = ibmsg_t_category_get_categories(native, n, members);
+        break;
+    }
+    if (rc != IBMSG_OK) {
+        rc = mpit_map_error(rc);
+        goto err_free;
+    }
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        int first, count;
+        if (mpit_index_map_range(map, MPIT_SIDE_IBMSG, members[i], &first, &count) != IBMSG_OK) {
+            rc = MPI_T_ERR_INVALID_INDEX;
+            goto err_free;
+        }
+        for (int v = first; v < first + count; v++) {
+            int obj = map->entries[v].obj;
+            if (obj == MPIT_OBJ_SELF || port < 0 || obj == port) {
+                view[k++] = v;
+            }
+        }
+    }
+    free(members);
+    *out = view;
+    *num = k;
+    return MPI_SUCCESS;
+
+err_free:
+    free(members);
+    free(view);
+    return rc;
 }
 
 int mpit_ib_index(mpit_kind_t kind, const char *view_name, int ib_class)

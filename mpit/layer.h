@@ -60,11 +60,7 @@ struct mpit_pvar_handle {
     MPI_T_pvar_session mpi_session; /* the session's natives, copied for the lock-free path */
     ibmsg_t_pvar_session_t ib_session;
     MPI_T_pvar_handle mpi;           /* side MPI */
-    ibmsg_t_pvar_handle_t ib;        /* side ibmsg, unbound variable */
-    int nobj;                        /* side ibmsg, bound variable: one native per object */
-    int elem_size;                   /* bytes per element (bound variables) */
-    ibmsg_t_pvar_handle_t *ib_list;  /* NULL for an unbound variable */
-    int *counts;                     /* elements per object */
+    ibmsg_t_pvar_handle_t ib;        /* side ibmsg */
     mpit_pvar_handle_t *prev, *next; /* in the session's list */
 };
 
@@ -85,6 +81,15 @@ typedef struct mpit_enum {
     ibmsg_t_enum_t ib;
 } mpit_enum_t;
 
+/* One RDMA port of ibmsg: the objects of port-bound variables, shown one variable per port. */
+#define MPIT_PORT_DEV_MAX 64
+typedef struct mpit_port {
+    ibmsg_t_port_t port;
+    char dev[MPIT_PORT_DEV_MAX]; /* device name, such as rxe0 */
+    int port_num;                /* from 1 */
+    int cat;                     /* native index of its category nic_<dev>_port<n>, -1: none */
+} mpit_port_t;
+
 typedef struct mpit_layer {
     pthread_mutex_t lock;
     int refcount; /* MPI_T_init_thread calls not yet finalized; atomic reads */
@@ -95,6 +100,9 @@ typedef struct mpit_layer {
     mpit_slots_t sessions;
     mpit_slots_t pvar_handles;
     mpit_slots_t cvar_handles;
+    int ports_resolved; /* ports listed (once: ibmsg discovers them once per process) */
+    int num_ports;
+    mpit_port_t *ports;
     int num_enums;
     mpit_enum_t enums[MPIT_MAX_ENUMS];
 } mpit_layer_t;
@@ -118,6 +126,9 @@ int mpit_sync(mpit_kind_t kind);
 /** Side and native index of a view index, syncing once if it is beyond the view (lock held). */
 int mpit_lookup(mpit_kind_t kind, int view, mpit_side_t *side, int *native);
 
+/** As mpit_lookup, with the object of the view item too (MPIT_OBJ_SELF or a port number). */
+int mpit_lookup_obj(mpit_kind_t kind, int view, mpit_side_t *side, int *native, int *obj);
+
 /** View index of a native index, syncing once if it is new (lock held); -1 when unknown. */
 int mpit_to_view(mpit_kind_t kind, mpit_side_t side, int native);
 
@@ -136,8 +147,24 @@ ibmsg_t_enum_t mpit_enum_unwrap(MPI_T_enum e);
  */
 int mpit_bind_objects(int bind, int len, void *objs[], int *num);
 
-/** The view name of ibmsg item native of kind, to (name, *name_len) (lock held). */
-int mpit_ib_name_out(mpit_kind_t kind, int native, char *name, int *name_len);
+/**
+ * The view name of ibmsg item native of kind shown for obj (MPIT_OBJ_SELF, or a port number: the
+ * name ibmsg_nic_<dev>_<port>_<counter>), to (name, *name_len) (lock held).
+ */
+int mpit_ib_name_out(mpit_kind_t kind, int native, int obj, char *name, int *name_len);
+
+/** The description of ibmsg pvar native shown for obj, to (desc, *desc_len) (lock held). */
+int mpit_ib_pvar_desc_out(int native, int obj, char *desc, int *desc_len);
+
+/** The view index of a per-port ibmsg pvar name of class ib_class, or -1 (lock held). */
+int mpit_ib_port_view(const char *view_name, int ib_class);
+
+/**
+ * The view indices of the ibmsg members of kind of ibmsg category native (lock held): a hidden
+ * member is left out, one shown per port gives the port's variable in that port's category and
+ * every port's elsewhere. *out (malloc'd, free it) and *num. MPI error code.
+ */
+int mpit_ib_category_members(int native, mpit_kind_t kind, int **out, int *num);
 
 /** The native ibmsg index of a view name of kind, or -1 (lock held); var_class for pvars. */
 int mpit_ib_index(mpit_kind_t kind, const char *view_name, int ib_class);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "mpit/layer.h"
+#include "mpit/names.h"
 
 int PMPI_T_pvar_get_num(int *num_pvar)
 {
@@ -27,12 +28,12 @@ int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosi
                          int *bind, int *readonly, int *continuous, int *atomic)
 {
     mpit_side_t side;
-    int native;
+    int native, obj;
     int rc = mpit_enter();
     if (rc != MPI_SUCCESS) {
         return rc;
     }
-    rc = mpit_lookup(MPIT_KIND_PVAR, pvar_index, &side, &native);
+    rc = mpit_lookup_obj(MPIT_KIND_PVAR, pvar_index, &side, &native, &obj);
     if (rc != MPI_SUCCESS) {
         goto out;
     }
@@ -46,10 +47,13 @@ int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosi
     ibmsg_t_datatype_t ib_datatype;
     ibmsg_t_enum_t ib_enum;
     rc = mpit_map_error(ibmsg_t_pvar_get_info(native, NULL, NULL, &ib_verbosity, &ib_class,
-                                              &ib_datatype, &ib_enum, desc, desc_len, &ib_bind,
+                                              &ib_datatype, &ib_enum, NULL, NULL, &ib_bind,
                                               readonly, continuous, atomic));
     if (rc == MPI_SUCCESS) {
-        rc = mpit_ib_name_out(MPIT_KIND_PVAR, native, name, name_len);
+        rc = mpit_ib_name_out(MPIT_KIND_PVAR, native, obj, name, name_len);
+    }
+    if (rc == MPI_SUCCESS) {
+        rc = mpit_ib_pvar_desc_out(native, obj, desc, desc_len);
     }
     if (rc != MPI_SUCCESS) {
         goto out;
@@ -67,6 +71,7 @@ int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosi
         *enumtype = mpit_enum_wrap(ib_enum);
     }
     if (bind != NULL) {
+        /* Every ibmsg variable the view shows is bound to no object (see layer_expand_pvar). */
         *bind = mpit_map_bind(ib_bind);
     }
 out:
@@ -89,13 +94,22 @@ int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
     int native = ib_class < 0 ? -1 : mpit_ib_index(MPIT_KIND_PVAR, name, ib_class);
     if (native >= 0) {
         view = mpit_to_view(MPIT_KIND_PVAR, MPIT_SIDE_IBMSG, native);
-    } else if (mpit_layer.have_mpi) {
-        rc = mpit_layer.mpi.pvar_get_index(name, var_class, &native);
+    } else if (ib_class >= 0 && mpit_name_native(name) != NULL) {
+        /* Not a native name: maybe one port's variable (ibmsg_nic_<dev>_<port>_<counter>). */
+        rc = mpit_sync(MPIT_KIND_PVAR);
         if (rc == MPI_SUCCESS) {
-            view = mpit_to_view(MPIT_KIND_PVAR, MPIT_SIDE_MPI, native);
+            view = mpit_ib_port_view(name, ib_class);
         }
-    } else if (ib_class < 0) {
-        rc = MPI_T_ERR_INVALID;
+    }
+    if (view < 0 && native < 0 && rc == MPI_SUCCESS) {
+        if (mpit_layer.have_mpi) {
+            rc = mpit_layer.mpi.pvar_get_index(name, var_class, &native);
+            if (rc == MPI_SUCCESS) {
+                view = mpit_to_view(MPIT_KIND_PVAR, MPIT_SIDE_MPI, native);
+            }
+        } else if (ib_class < 0) {
+            rc = MPI_T_ERR_INVALID;
+        }
     }
     if (rc == MPI_SUCCESS) {
         if (view >= 0) {
@@ -170,10 +184,6 @@ static void pvar_handle_forget(mpit_session_t *s, mpit_pvar_handle_t *h)
     if (h->next != NULL) {
         h->next->prev = h->prev;
     }
-    free(h->ib_list);
-    free(h->counts);
-    h->ib_list = NULL;
-    h->counts = NULL;
     mpit_slots_free(&mpit_layer.pvar_handles, h);
 }
 
@@ -212,74 +222,22 @@ MPIT_ALIAS(pvar_session_free);
 
 /* ---- Handles ------------------------------------------------------------------------------ */
 
-/* Free the natives of an ibmsg-side handle (lock held). */
-static void pvar_release_ib(mpit_pvar_handle_t *h)
+/*
+ * ibmsg side of pvar_handle_alloc: a variable bound to no object, or one port's variable of a
+ * port-bound one (obj is the port number). Others are never in the view.
+ */
+static int pvar_alloc_ib(mpit_pvar_handle_t *h, int native, int obj, int *count)
 {
-    if (h->ib_list == NULL) {
-        ibmsg_t_pvar_handle_free(h->ib_session, &h->ib);
-        return;
-    }
-    for (int i = 0; i < h->nobj; i++) {
-        ibmsg_t_pvar_handle_free(h->ib_session, &h->ib_list[i]);
-    }
-}
-
-/* ibmsg side of pvar_handle_alloc: one native handle, or one per object of a binding. */
-static int pvar_alloc_ib(mpit_pvar_handle_t *h, int native, int *count)
-{
-    int bind;
-    ibmsg_t_datatype_t datatype;
-    int rc = ibmsg_t_pvar_get_info(native, NULL, NULL, NULL, NULL, &datatype, NULL, NULL, NULL,
-                                   &bind, NULL, NULL, NULL);
-    if (rc != IBMSG_OK) {
-        return mpit_map_error(rc);
-    }
-    if (bind == IBMSG_T_BIND_NO_OBJECT) {
-        return mpit_map_error(
-            ibmsg_t_pvar_handle_alloc(h->ib_session, native, NULL, &h->ib, count));
-    }
-    int nobj = 0;
-    rc = mpit_bind_objects(bind, 0, NULL, &nobj);
-    if (rc != MPI_SUCCESS) {
-        return rc;
-    }
-    void **objs = calloc((size_t)nobj + 1, sizeof(void *));
-    h->ib_list = calloc((size_t)nobj + 1, sizeof(ibmsg_t_pvar_handle_t));
-    h->counts = calloc((size_t)nobj + 1, sizeof(int));
-    if (objs == NULL || h->ib_list == NULL || h->counts == NULL) {
-        rc = MPI_T_ERR_MEMORY;
-        goto out;
-    }
-    rc = mpit_bind_objects(bind, nobj, objs, &nobj);
-    h->elem_size = mpit_map_datatype_size(datatype);
-    *count = 0;
-    for (int i = 0; rc == MPI_SUCCESS && i < nobj; i++) {
-        rc = mpit_map_error(ibmsg_t_pvar_handle_alloc(h->ib_session, native, &objs[i],
-                                                      &h->ib_list[i], &h->counts[i]));
-        if (rc == MPI_SUCCESS) {
-            h->nobj = i + 1;
-            *count += h->counts[i];
-        }
-    }
-    if (rc != MPI_SUCCESS) {
-        pvar_release_ib(h);
-    }
-out:
-    free(objs);
-    if (rc != MPI_SUCCESS) {
-        free(h->ib_list);
-        free(h->counts);
-        h->ib_list = NULL;
-        h->counts = NULL;
-    }
-    return rc;
+    void *obj_handle = obj >= 0 ? &mpit_layer.ports[obj].port : NULL;
+    return mpit_map_error(
+        ibmsg_t_pvar_handle_alloc(h->ib_session, native, obj_handle, &h->ib, count));
 }
 
 int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
                              MPI_T_pvar_handle *handle, int *count)
 {
     mpit_side_t side;
-    int native;
+    int native, obj;
     int n = 0;
     uint64_t value;
     mpit_pvar_handle_t *h;
@@ -296,7 +254,7 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *o
         rc = MPI_T_ERR_INVALID_SESSION;
         goto out;
     }
-    rc = mpit_lookup(MPIT_KIND_PVAR, pvar_index, &side, &native);
+    rc = mpit_lookup_obj(MPIT_KIND_PVAR, pvar_index, &side, &native, &obj);
     if (rc != MPI_SUCCESS) {
         goto out;
     }
@@ -311,7 +269,7 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *o
     if (side == MPIT_SIDE_MPI) {
         rc = mpit_layer.mpi.pvar_handle_alloc(s->mpi, native, obj_handle, &h->mpi, &n);
     } else {
-        rc = pvar_alloc_ib(h, native, &n);
+        rc = pvar_alloc_ib(h, native, obj, &n);
     }
     if (rc != MPI_SUCCESS) {
         mpit_slots_free(&mpit_layer.pvar_handles, h);
@@ -350,7 +308,7 @@ int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handl
         if (h->side == MPIT_SIDE_MPI) {
             rc = mpit_layer.mpi.pvar_handle_free(s->mpi, &h->mpi);
         } else {
-            pvar_release_ib(h);
+            ibmsg_t_pvar_handle_free(s->ib, &h->ib);
         }
         if (rc == MPI_SUCCESS) {
             pvar_handle_forget(s, h);
@@ -425,34 +383,20 @@ static int pvar_all_handles(MPI_T_pvar_session session, pvar_op_t op)
     return rc != MPI_SUCCESS ? rc : mpit_map_error(ib_rc);
 }
 
-/* start/stop/reset of one ibmsg-side handle; bound ones as one list, so they share an instant. */
+/* start/stop/reset of one ibmsg-side handle. */
 static int pvar_op_ib(mpit_pvar_handle_t *h, pvar_op_t op)
 {
     int rc;
-    if (h->ib_list == NULL) {
-        switch (op) {
-        case PVAR_START:
-            rc = ibmsg_t_pvar_start(h->ib_session, h->ib);
-            break;
-        case PVAR_STOP:
-            rc = ibmsg_t_pvar_stop(h->ib_session, h->ib);
-            break;
-        default:
-            rc = ibmsg_t_pvar_reset(h->ib_session, h->ib);
-            break;
-        }
-    } else {
-        switch (op) {
-        case PVAR_START:
-            rc = ibmsg_t_pvar_start_list(h->ib_session, h->nobj, h->ib_list);
-            break;
-        case PVAR_STOP:
-            rc = ibmsg_t_pvar_stop_list(h->ib_session, h->nobj, h->ib_list);
-            break;
-        default:
-            rc = ibmsg_t_pvar_reset_list(h->ib_session, h->nobj, h->ib_list);
-            break;
-        }
+    switch (op) {
+    case PVAR_START:
+        rc = ibmsg_t_pvar_start(h->ib_session, h->ib);
+        break;
+    case PVAR_STOP:
+        rc = ibmsg_t_pvar_stop(h->ib_session, h->ib);
+        break;
+    default:
+        rc = ibmsg_t_pvar_reset(h->ib_session, h->ib);
+        break;
     }
     return mpit_map_error(rc);
 }
@@ -508,24 +452,6 @@ int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 }
 MPIT_ALIAS(pvar_reset);
 
-/* Read (and reset) a bound ibmsg handle object by object into consecutive parts of buf. */
-static int pvar_read_list(mpit_pvar_handle_t *h, void *buf, int reset)
-{
-    char *out = buf;
-    if (out == NULL && h->count > 0) {
-        return MPI_T_ERR_INVALID;
-    }
-    for (int i = 0; i < h->nobj; i++) {
-        int rc = reset ? ibmsg_t_pvar_readreset(h->ib_session, h->ib_list[i], out)
-                       : ibmsg_t_pvar_read(h->ib_session, h->ib_list[i], out);
-        if (rc != IBMSG_OK) {
-            return mpit_map_error(rc);
-        }
-        out += (size_t)h->counts[i] * (size_t)h->elem_size;
-    }
-    return MPI_SUCCESS;
-}
-
 int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
     mpit_pvar_handle_t *h = pvar_handle_get(session, handle);
@@ -535,11 +461,8 @@ int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void 
     if (h->side == MPIT_SIDE_MPI) {
         return mpit_layer.mpi.pvar_read(h->mpi_session, h->mpi, buf);
     }
-    if (util_likely(h->ib_list == NULL)) {
-        int rc = ibmsg_t_pvar_read(h->ib_session, h->ib, buf);
-        return util_likely(rc == IBMSG_OK) ? MPI_SUCCESS : mpit_map_error(rc);
-    }
-    return pvar_read_list(h, buf, 0);
+    int rc = ibmsg_t_pvar_read(h->ib_session, h->ib, buf);
+    return util_likely(rc == IBMSG_OK) ? MPI_SUCCESS : mpit_map_error(rc);
 }
 MPIT_ALIAS(pvar_read);
 
@@ -552,10 +475,7 @@ int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, 
     if (h->side == MPIT_SIDE_MPI) {
         return mpit_layer.mpi.pvar_readreset(h->mpi_session, h->mpi, buf);
     }
-    if (h->ib_list == NULL) {
-        return mpit_map_error(ibmsg_t_pvar_readreset(h->ib_session, h->ib, buf));
-    }
-    return pvar_read_list(h, buf, 1);
+    return mpit_map_error(ibmsg_t_pvar_readreset(h->ib_session, h->ib, buf));
 }
 MPIT_ALIAS(pvar_readreset);
 
@@ -568,20 +488,6 @@ int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, cons
     if (h->side == MPIT_SIDE_MPI) {
         return mpit_layer.mpi.pvar_write(h->mpi_session, h->mpi, buf);
     }
-    if (h->ib_list == NULL) {
-        return mpit_map_error(ibmsg_t_pvar_write(h->ib_session, h->ib, buf));
-    }
-    const char *in = buf;
-    if (in == NULL && h->count > 0) {
-        return MPI_T_ERR_INVALID;
-    }
-    for (int i = 0; i < h->nobj; i++) {
-        int rc = ibmsg_t_pvar_write(h->ib_session, h->ib_list[i], in);
-        if (rc != IBMSG_OK) {
-            return mpit_map_error(rc);
-        }
-        in += (size_t)h->counts[i] * (size_t)h->elem_size;
-    }
-    return MPI_SUCCESS;
+    return mpit_map_error(ibmsg_t_pvar_write(h->ib_session, h->ib, buf));
 }
 MPIT_ALIAS(pvar_write);

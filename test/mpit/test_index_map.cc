@@ -99,3 +99,81 @@ TEST_F(IndexMap, ManyItemsStayConsistent)
         ASSERT_EQ(v, mpit_index_map_to_view(&map, s, n));
     }
 }
+
+/* Native item n of the IBMSG side: n % 3 == 0 hidden, == 1 itself, == 2 on objects 0, 2 and 5. */
+static int ExpandEveryThird(void *arg, int native, int objs[], int cap)
+{
+    (void)arg;
+    switch (native % 3) {
+    case 0:
+        return 0;
+    case 1:
+        objs[0] = MPIT_OBJ_SELF;
+        return 1;
+    default:
+        if (cap < 3) {
+            return IBMSG_ERR_INVALID;
+        }
+        objs[0] = 0;
+        objs[1] = 2;
+        objs[2] = 5;
+        return 3;
+    }
+}
+
+TEST_F(IndexMap, ExpandedItemsGetConsecutiveIndicesHiddenOnesNone)
+{
+    ASSERT_EQ(IBMSG_OK, mpit_index_map_sync(&map, MPIT_SIDE_MPI, 2));
+    ASSERT_EQ(IBMSG_OK,
+              mpit_index_map_sync_expand(&map, MPIT_SIDE_IBMSG, 3, ExpandEveryThird, nullptr, 4));
+    // MPI 0, 1; ibmsg 0 hidden; ibmsg 1 itself; ibmsg 2 on objects 0, 2, 5.
+    ASSERT_EQ(6, map.num);
+    ExpectAt(0, MPIT_SIDE_MPI, 0);
+    ExpectAt(1, MPIT_SIDE_MPI, 1);
+    ExpectAt(2, MPIT_SIDE_IBMSG, 1);
+    int first = -1, num = -1;
+    ASSERT_EQ(IBMSG_OK, mpit_index_map_range(&map, MPIT_SIDE_IBMSG, 0, &first, &num));
+    EXPECT_EQ(0, num);
+    EXPECT_EQ(-1, mpit_index_map_to_view(&map, MPIT_SIDE_IBMSG, 0));
+    ASSERT_EQ(IBMSG_OK, mpit_index_map_range(&map, MPIT_SIDE_IBMSG, 2, &first, &num));
+    EXPECT_EQ(3, first);
+    EXPECT_EQ(3, num);
+    EXPECT_EQ(-1, mpit_index_map_to_view(&map, MPIT_SIDE_IBMSG, 2)); // shown per object only
+    const int objs[] = {0, 2, 5};
+    for (int i = 0; i < 3; i++) {
+        mpit_side_t s;
+        int n;
+        ASSERT_EQ(IBMSG_OK, mpit_index_map_lookup(&map, first + i, &s, &n));
+        EXPECT_EQ(MPIT_SIDE_IBMSG, s);
+        EXPECT_EQ(2, n);
+        EXPECT_EQ(objs[i], mpit_index_map_obj(&map, first + i));
+    }
+    EXPECT_EQ(MPIT_OBJ_SELF, mpit_index_map_obj(&map, 2));
+    EXPECT_EQ(-1, mpit_index_map_obj(&map, 6));
+    // Not synced yet.
+    EXPECT_EQ(IBMSG_T_ERR_INVALID_INDEX,
+              mpit_index_map_range(&map, MPIT_SIDE_IBMSG, 3, &first, &num));
+
+    // Both sides grow: earlier indices keep their items, new ones come after.
+    ASSERT_EQ(IBMSG_OK, mpit_index_map_sync(&map, MPIT_SIDE_MPI, 3));
+    ASSERT_EQ(IBMSG_OK,
+              mpit_index_map_sync_expand(&map, MPIT_SIDE_IBMSG, 5, ExpandEveryThird, nullptr, 4));
+    ASSERT_EQ(8, map.num);
+    ExpectAt(6, MPIT_SIDE_MPI, 2);
+    ExpectAt(7, MPIT_SIDE_IBMSG, 4);
+    ExpectAt(2, MPIT_SIDE_IBMSG, 1);
+}
+
+TEST_F(IndexMap, ExpandErrorKeepsWhatWasSynced)
+{
+    // cap 1 is too small for native 2: natives 0 and 1 are synced, 2 is not.
+    EXPECT_EQ(IBMSG_ERR_INVALID,
+              mpit_index_map_sync_expand(&map, MPIT_SIDE_IBMSG, 3, ExpandEveryThird, nullptr, 1));
+    EXPECT_EQ(1, map.num);
+    ExpectAt(0, MPIT_SIDE_IBMSG, 1);
+    int first, num;
+    EXPECT_EQ(IBMSG_T_ERR_INVALID_INDEX,
+              mpit_index_map_range(&map, MPIT_SIDE_IBMSG, 2, &first, &num));
+    EXPECT_EQ(IBMSG_ERR_INVALID,
+              mpit_index_map_sync_expand(&map, MPIT_SIDE_IBMSG, 3, nullptr, nullptr, 1));
+}
