@@ -4,6 +4,13 @@
  * performance variable under each category that holds it, and, with --read, the current values
  * of the variables bound to no object. --json gives the same as one JSON document.
  *
+ * --mpit walks the standard MPI_T instead, as an MPI_T tool sees it with libibmsg-mpit preloaded
+ * (the MPI library's variables and ibmsg's in one view): the browser re-executes itself with
+ * LD_PRELOAD=<libibmsg-mpit-VARIANT>:<the variant's libmpi> and calls the MPI_T_* functions it
+ * then finds in the process (perf/pvars_mpit.c). --watch SECONDS starts a handle on every
+ * numeric variable bound to no object and prints, every interval, what the counters counted in
+ * it and the current value of the other classes, until interrupted (or --count intervals).
+ *
  * Exit status: 0 on success, 1 when a tool interface call fails (the message names the call and
  * gives ibmsg_status_string), 2 on a bad command line. A variable whose source is not accessible
  * now (IBMSG_T_ERR_NOT_ACCESSIBLE / NOT_SUPPORTED, for example PAPI without perf events) is shown
@@ -13,13 +20,19 @@
 #include <ibmsg/tool.h>
 #include <ibmsg/version.h>
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perf/pvars_api.h"
 
 #define PVARS_MAX_DEPTH                                                       \
     64 /* deeper than any sane category tree; a cycle is reported, not looped \
@@ -67,6 +80,10 @@ typedef struct pvars_category {
 typedef struct pvars_state {
     bool json;
     bool read;
+    const char *mpit;   /* --mpit: the MPI variant, NULL for ibmsg's own tool API */
+    double watch;       /* --watch: seconds per interval, 0: no watch */
+    long count;         /* --count: intervals to watch, 0: until interrupted */
+    const char *filter; /* --filter: only variables whose name contains it */
     int num_cvars, num_pvars, num_categories, num_roots;
     pvars_var_t *cvars;
     pvars_var_t *pvars;
@@ -161,7 +178,7 @@ static const char *pvars_class_name(int var_class)
     return (i >= 0 && i < (int)(sizeof(names) / sizeof(names[0]))) ? names[i] : "UNKNOWN";
 }
 
-static const char *pvars_bind_name(int bind)
+static const char *pvars_native_bind_name(int bind)
 {
     static const char *const names[] = {"NO_OBJECT", "CONTEXT", "ENDPOINT", "PORT",
                                         "THREAD",    "REQUEST", "MEMORY",   "INFO"};
@@ -186,6 +203,43 @@ static const char *pvars_verbosity_name(int verbosity)
     int i = verbosity - IBMSG_T_VERBOSITY_USER_BASIC;
 
     return (i >= 0 && i < (int)(sizeof(names) / sizeof(names[0]))) ? names[i] : "UNKNOWN";
+}
+
+/* ibmsg's tool API, the default backend. */
+static const pvars_api_t pvars_native_api = {
+    .name = "ibmsg",
+    .init_thread = ibmsg_t_init_thread,
+    .finalize = ibmsg_t_finalize,
+    .enum_get_info = ibmsg_t_enum_get_info,
+    .enum_get_item = ibmsg_t_enum_get_item,
+    .cvar_get_num = ibmsg_t_cvar_get_num,
+    .cvar_get_info = ibmsg_t_cvar_get_info,
+    .cvar_handle_alloc = ibmsg_t_cvar_handle_alloc,
+    .cvar_handle_free = ibmsg_t_cvar_handle_free,
+    .cvar_read = ibmsg_t_cvar_read,
+    .pvar_get_num = ibmsg_t_pvar_get_num,
+    .pvar_get_info = ibmsg_t_pvar_get_info,
+    .pvar_session_create = ibmsg_t_pvar_session_create,
+    .pvar_session_free = ibmsg_t_pvar_session_free,
+    .pvar_handle_alloc = ibmsg_t_pvar_handle_alloc,
+    .pvar_start = ibmsg_t_pvar_start,
+    .pvar_stop = ibmsg_t_pvar_stop,
+    .pvar_read = ibmsg_t_pvar_read,
+    .category_get_num = ibmsg_t_category_get_num,
+    .category_get_info = ibmsg_t_category_get_info,
+    .category_get_cvars = ibmsg_t_category_get_cvars,
+    .category_get_pvars = ibmsg_t_category_get_pvars,
+    .category_get_categories = ibmsg_t_category_get_categories,
+    .category_get_roots = ibmsg_t_category_get_roots,
+    .bind_name = pvars_native_bind_name,
+};
+
+/* The backend in use: pvars_native_api, or the MPI_T one of --mpit. */
+static const pvars_api_t *pvars_api = &pvars_native_api;
+
+static const char *pvars_bind_name(int bind)
+{
+    return pvars_api->bind_name(bind);
 }
 
 /* ---- Loading what the tool interface describes ------------------------------------------------
@@ -219,7 +273,7 @@ static int pvars_enum_load(ibmsg_t_enum_t enumtype, pvars_enum_t **out)
     if (enumtype == IBMSG_T_ENUM_NULL) {
         return IBMSG_OK;
     }
-    rc = ibmsg_t_enum_get_info(enumtype, &num, NULL, &len);
+    rc = pvars_api->enum_get_info(enumtype, &num, NULL, &len);
     if (rc != IBMSG_OK) {
         return pvars_fail(rc, "ibmsg_t_enum_get_info");
     }
@@ -233,7 +287,7 @@ static int pvars_enum_load(ibmsg_t_enum_t enumtype, pvars_enum_t **out)
         pvars_enum_free(e);
         return pvars_no_memory();
     }
-    rc = ibmsg_t_enum_get_info(enumtype, &num, e->name, &len);
+    rc = pvars_api->enum_get_info(enumtype, &num, e->name, &len);
     if (rc != IBMSG_OK) {
         pvars_enum_free(e);
         return pvars_fail(rc, "ibmsg_t_enum_get_info");
@@ -241,7 +295,7 @@ static int pvars_enum_load(ibmsg_t_enum_t enumtype, pvars_enum_t **out)
     for (int i = 0; i < num; i++) {
         int item_len = 0;
 
-        rc = ibmsg_t_enum_get_item(enumtype, i, &e->items[i].value, NULL, &item_len);
+        rc = pvars_api->enum_get_item(enumtype, i, &e->items[i].value, NULL, &item_len);
         if (rc == IBMSG_OK) {
             e->items[i].name = pvars_string_alloc(item_len);
             if (e->items[i].name == NULL) {
@@ -249,8 +303,8 @@ static int pvars_enum_load(ibmsg_t_enum_t enumtype, pvars_enum_t **out)
                 return pvars_no_memory();
             }
             e->num_items = i + 1;
-            rc =
-                ibmsg_t_enum_get_item(enumtype, i, &e->items[i].value, e->items[i].name, &item_len);
+            rc = pvars_api->enum_get_item(enumtype, i, &e->items[i].value, e->items[i].name,
+                                          &item_len);
         }
         if (rc != IBMSG_OK) {
             pvars_fail(rc, "ibmsg_t_enum_get_item(%s, %d)", e->name, i);
@@ -269,8 +323,8 @@ static int pvars_cvar_load(int index, pvars_var_t *v)
 
     v->kind = IBMSG_T_KIND_CVAR;
     v->index = index;
-    rc = ibmsg_t_cvar_get_info(index, NULL, &name_len, NULL, NULL, NULL, NULL, &desc_len, NULL,
-                               NULL);
+    rc = pvars_api->cvar_get_info(index, NULL, &name_len, NULL, NULL, NULL, NULL, &desc_len, NULL,
+                                  NULL);
     if (rc != IBMSG_OK) {
         return pvars_fail(rc, "ibmsg_t_cvar_get_info(%d)", index);
     }
@@ -279,8 +333,8 @@ static int pvars_cvar_load(int index, pvars_var_t *v)
     if (v->name == NULL || v->desc == NULL) {
         return pvars_no_memory();
     }
-    rc = ibmsg_t_cvar_get_info(index, v->name, &name_len, &v->verbosity, &v->datatype, &enumtype,
-                               v->desc, &desc_len, &v->bind, &v->scope);
+    rc = pvars_api->cvar_get_info(index, v->name, &name_len, &v->verbosity, &v->datatype, &enumtype,
+                                  v->desc, &desc_len, &v->bind, &v->scope);
     if (rc != IBMSG_OK) {
         return pvars_fail(rc, "ibmsg_t_cvar_get_info(%d)", index);
     }
@@ -294,8 +348,8 @@ static int pvars_pvar_load(int index, pvars_var_t *v)
 
     v->kind = IBMSG_T_KIND_PVAR;
     v->index = index;
-    rc = ibmsg_t_pvar_get_info(index, NULL, &name_len, NULL, NULL, NULL, NULL, NULL, &desc_len,
-                               NULL, NULL, NULL, NULL);
+    rc = pvars_api->pvar_get_info(index, NULL, &name_len, NULL, NULL, NULL, NULL, NULL, &desc_len,
+                                  NULL, NULL, NULL, NULL);
     if (rc != IBMSG_OK) {
         return pvars_fail(rc, "ibmsg_t_pvar_get_info(%d)", index);
     }
@@ -304,9 +358,9 @@ static int pvars_pvar_load(int index, pvars_var_t *v)
     if (v->name == NULL || v->desc == NULL) {
         return pvars_no_memory();
     }
-    rc = ibmsg_t_pvar_get_info(index, v->name, &name_len, &v->verbosity, &v->var_class,
-                               &v->datatype, &enumtype, v->desc, &desc_len, &v->bind, &v->readonly,
-                               &v->continuous, &v->atomic);
+    rc = pvars_api->pvar_get_info(index, v->name, &name_len, &v->verbosity, &v->var_class,
+                                  &v->datatype, &enumtype, v->desc, &desc_len, &v->bind,
+                                  &v->readonly, &v->continuous, &v->atomic);
     if (rc != IBMSG_OK) {
         return pvars_fail(rc, "ibmsg_t_pvar_get_info(%d)", index);
     }
@@ -345,7 +399,7 @@ static int pvars_category_load(pvars_state_t *st, int index, pvars_category_t *c
 {
     int name_len = 0, desc_len = 0, rc;
 
-    rc = ibmsg_t_category_get_info(index, NULL, &name_len, NULL, &desc_len, NULL, NULL, NULL);
+    rc = pvars_api->category_get_info(index, NULL, &name_len, NULL, &desc_len, NULL, NULL, NULL);
     if (rc != IBMSG_OK) {
         return pvars_fail(rc, "ibmsg_t_category_get_info(%d)", index);
     }
@@ -354,20 +408,20 @@ static int pvars_category_load(pvars_state_t *st, int index, pvars_category_t *c
     if (c->name == NULL || c->desc == NULL) {
         return pvars_no_memory();
     }
-    rc = ibmsg_t_category_get_info(index, c->name, &name_len, c->desc, &desc_len, &c->num_cvars,
-                                   &c->num_pvars, &c->num_categories);
+    rc = pvars_api->category_get_info(index, c->name, &name_len, c->desc, &desc_len, &c->num_cvars,
+                                      &c->num_pvars, &c->num_categories);
     if (rc != IBMSG_OK) {
         return pvars_fail(rc, "ibmsg_t_category_get_info(%d)", index);
     }
-    rc = pvars_members_load(index, c->num_cvars, st->num_cvars, "cvars", ibmsg_t_category_get_cvars,
-                            &c->cvars);
+    rc = pvars_members_load(index, c->num_cvars, st->num_cvars, "cvars",
+                            pvars_api->category_get_cvars, &c->cvars);
     if (rc == IBMSG_OK) {
         rc = pvars_members_load(index, c->num_pvars, st->num_pvars, "pvars",
-                                ibmsg_t_category_get_pvars, &c->pvars);
+                                pvars_api->category_get_pvars, &c->pvars);
     }
     if (rc == IBMSG_OK) {
         rc = pvars_members_load(index, c->num_categories, st->num_categories, "categories",
-                                ibmsg_t_category_get_categories, &c->categories);
+                                pvars_api->category_get_categories, &c->categories);
     }
     if (rc != IBMSG_OK) {
         return rc;
@@ -385,19 +439,19 @@ static int pvars_load(pvars_state_t *st)
 {
     int rc, num_roots = 0;
 
-    rc = ibmsg_t_cvar_get_num(&st->num_cvars);
+    rc = pvars_api->cvar_get_num(&st->num_cvars);
     if (rc != IBMSG_OK) {
         return pvars_fail(rc, "ibmsg_t_cvar_get_num");
     }
-    rc = ibmsg_t_pvar_get_num(&st->num_pvars);
+    rc = pvars_api->pvar_get_num(&st->num_pvars);
     if (rc != IBMSG_OK) {
         return pvars_fail(rc, "ibmsg_t_pvar_get_num");
     }
-    rc = ibmsg_t_category_get_num(&st->num_categories);
+    rc = pvars_api->category_get_num(&st->num_categories);
     if (rc != IBMSG_OK) {
         return pvars_fail(rc, "ibmsg_t_category_get_num");
     }
-    rc = ibmsg_t_category_get_roots(0, NULL, &num_roots);
+    rc = pvars_api->category_get_roots(0, NULL, &num_roots);
     if (rc != IBMSG_OK) {
         return pvars_fail(rc, "ibmsg_t_category_get_roots");
     }
@@ -426,7 +480,7 @@ static int pvars_load(pvars_state_t *st)
             return rc;
         }
     }
-    rc = ibmsg_t_category_get_roots(num_roots, st->roots, &st->num_roots);
+    rc = pvars_api->category_get_roots(num_roots, st->roots, &st->num_roots);
     if (rc != IBMSG_OK) {
         return pvars_fail(rc, "ibmsg_t_category_get_roots");
     }
@@ -502,16 +556,20 @@ static int pvars_cvars_read(pvars_state_t *st)
             continue;
         }
         v->read = true;
-        rc = ibmsg_t_cvar_handle_alloc(i, NULL, &handle, &count);
+        if (pvars_datatype_size(v->datatype) == 0) {
+            v->read_rc = IBMSG_T_ERR_NOT_SUPPORTED; /* an MPI datatype MPI_T tools do not use */
+            continue;
+        }
+        rc = pvars_api->cvar_handle_alloc(i, NULL, &handle, &count);
         if (rc == IBMSG_OK) {
             rc = pvars_value_alloc(v, count);
             if (rc == IBMSG_OK) {
-                rc = ibmsg_t_cvar_read(handle, v->value);
+                rc = pvars_api->cvar_read(handle, v->value);
                 if (rc != IBMSG_OK && !pvars_unavailable(rc)) {
                     pvars_fail(rc, "ibmsg_t_cvar_read(%s)", v->name);
                 }
             }
-            int free_rc = ibmsg_t_cvar_handle_free(&handle);
+            int free_rc = pvars_api->cvar_handle_free(&handle);
             if (free_rc != IBMSG_OK) {
                 return pvars_fail(free_rc, "ibmsg_t_cvar_handle_free(%s)", v->name);
             }
@@ -542,7 +600,7 @@ static int pvars_pvars_read(pvars_state_t *st)
     if (handles == NULL) {
         return pvars_no_memory();
     }
-    rc = ibmsg_t_pvar_session_create(&session);
+    rc = pvars_api->pvar_session_create(&session);
     if (rc != IBMSG_OK) {
         free(handles);
         return pvars_fail(rc, "ibmsg_t_pvar_session_create");
@@ -555,7 +613,11 @@ static int pvars_pvars_read(pvars_state_t *st)
             continue;
         }
         v->read = true;
-        v->read_rc = ibmsg_t_pvar_handle_alloc(session, i, NULL, &handles[i], &count);
+        if (pvars_datatype_size(v->datatype) == 0) {
+            v->read_rc = IBMSG_T_ERR_NOT_SUPPORTED; /* an MPI datatype MPI_T tools do not use */
+            continue;
+        }
+        v->read_rc = pvars_api->pvar_handle_alloc(session, i, NULL, &handles[i], &count);
         if (v->read_rc == IBMSG_OK) {
             rc = pvars_value_alloc(v, count);
         } else if (!pvars_unavailable(v->read_rc)) {
@@ -563,7 +625,7 @@ static int pvars_pvars_read(pvars_state_t *st)
         }
     }
     if (rc == IBMSG_OK) {
-        rc = ibmsg_t_pvar_start(session, IBMSG_T_PVAR_ALL_HANDLES);
+        rc = pvars_api->pvar_start(session, IBMSG_T_PVAR_ALL_HANDLES);
         if (rc != IBMSG_OK) {
             pvars_fail(rc, "ibmsg_t_pvar_start(ALL_HANDLES)");
         }
@@ -574,13 +636,13 @@ static int pvars_pvars_read(pvars_state_t *st)
         if (handles[i] == IBMSG_T_PVAR_HANDLE_NULL) {
             continue;
         }
-        v->read_rc = ibmsg_t_pvar_read(session, handles[i], v->value);
+        v->read_rc = pvars_api->pvar_read(session, handles[i], v->value);
         if (v->read_rc != IBMSG_OK && !pvars_unavailable(v->read_rc)) {
             rc = pvars_fail(v->read_rc, "ibmsg_t_pvar_read(%s)", v->name);
         }
     }
     /* Freeing the session frees its handles. */
-    free_rc = ibmsg_t_pvar_session_free(&session);
+    free_rc = pvars_api->pvar_session_free(&session);
     if (free_rc != IBMSG_OK) {
         pvars_fail(free_rc, "ibmsg_t_pvar_session_free");
         if (rc == IBMSG_OK) {
@@ -795,9 +857,11 @@ static int pvars_text_tree(const pvars_state_t *st)
     int path[PVARS_MAX_DEPTH];
     bool header = false;
 
-    printf("ibmsg %s tool interface: %d categories (%d roots), %d control variables, "
+    printf("ibmsg %s %s%s: %d categories (%d roots), %d control variables, "
            "%d performance variables\n",
-           ibmsg_version_string(), st->num_categories, st->num_roots, st->num_cvars, st->num_pvars);
+           ibmsg_version_string(), pvars_api == &pvars_native_api ? "tool interface" : "view of ",
+           pvars_api == &pvars_native_api ? "" : pvars_api->name, st->num_categories, st->num_roots,
+           st->num_cvars, st->num_pvars);
     for (int i = 0; i < st->num_roots; i++) {
         int rc;
 
@@ -972,6 +1036,9 @@ static int pvars_json(const pvars_state_t *st)
     printf("{");
     pvars_json_key("ibmsg_version");
     pvars_json_string(ibmsg_version_string());
+    printf(",");
+    pvars_json_key("interface");
+    pvars_json_string(pvars_api->name);
     printf(",\"tree\":[");
     for (int i = 0; i < st->num_roots; i++) {
         int rc;
@@ -996,36 +1063,396 @@ static int pvars_json(const pvars_state_t *st)
     return IBMSG_OK;
 }
 
+/* ---- Watching (--watch) ---------------------------------------------------------------------
+ */
+
+static volatile sig_atomic_t pvars_interrupted;
+
+static void pvars_on_signal(int sig)
+{
+    (void)sig;
+    pvars_interrupted = 1;
+}
+
+/* One watched variable: its handle and its last two readings (8 bytes: the widest type). */
+typedef struct pvars_watched {
+    pvars_var_t *v;
+    ibmsg_t_pvar_handle_t handle;
+    bool delta; /* COUNTER, AGGREGATE, TIMER: what it counted in the interval */
+    int read_rc;
+    unsigned char prev[8], cur[8];
+} pvars_watched_t;
+
+static bool pvars_watchable(const pvars_state_t *st, const pvars_var_t *v)
+{
+    return v->bind == IBMSG_T_BIND_NO_OBJECT && v->datatype != IBMSG_T_CHAR &&
+           pvars_datatype_size(v->datatype) != 0 &&
+           (st->filter == NULL || strstr(v->name, st->filter) != NULL);
+}
+
+/* The interval's number of a watched variable, as text that is also a JSON number. */
+static void pvars_watch_number(const pvars_watched_t *w, char *buf, size_t len)
+{
+    switch (w->v->datatype) {
+    case IBMSG_T_DOUBLE: {
+        double c, p;
+        memcpy(&c, w->cur, sizeof(c));
+        memcpy(&p, w->prev, sizeof(p));
+        snprintf(buf, len, "%.9g", w->delta ? c - p : c);
+        return;
+    }
+    case IBMSG_T_INT: {
+        int c, p;
+        memcpy(&c, w->cur, sizeof(c));
+        memcpy(&p, w->prev, sizeof(p));
+        snprintf(buf, len, "%lld", w->delta ? (long long)c - p : (long long)c);
+        return;
+    }
+    case IBMSG_T_UNSIGNED: {
+        unsigned c, p;
+        memcpy(&c, w->cur, sizeof(c));
+        memcpy(&p, w->prev, sizeof(p));
+        snprintf(buf, len, "%u", w->delta ? c - p : c); /* wraps exactly */
+        return;
+    }
+    case IBMSG_T_COUNT: {
+        long long c, p;
+        memcpy(&c, w->cur, sizeof(c));
+        memcpy(&p, w->prev, sizeof(p));
+        snprintf(buf, len, "%lld", w->delta ? c - p : c);
+        return;
+    }
+    default: { /* UNSIGNED_LONG, UNSIGNED_LONG_LONG: 8 bytes on LP64 */
+        unsigned long long c, p;
+        memcpy(&c, w->cur, sizeof(c));
+        memcpy(&p, w->prev, sizeof(p));
+        snprintf(buf, len, "%llu", w->delta ? c - p : c);
+        return;
+    }
+    }
+}
+
+static void pvars_watch_print(const pvars_state_t *st, const pvars_watched_t *ws, int num,
+                              long interval, double seconds, double elapsed)
+{
+    char number[64];
+
+    if (st->json) {
+        printf("{\"interval\":%ld,\"seconds\":%.6f,\"elapsed\":%.6f,\"variables\":[", interval,
+               seconds, elapsed);
+    } else {
+        printf("# interval %ld: %.3f s (%.3f s since start)\n", interval, seconds, elapsed);
+        printf("%-56s %-14s %-5s %s\n", "variable", "class", "what", "number");
+    }
+    for (int i = 0; i < num; i++) {
+        const pvars_watched_t *w = &ws[i];
+        const char *what = w->delta ? "delta" : "value";
+
+        if (st->json) {
+            printf("%s{\"name\":", i > 0 ? "," : "");
+            pvars_json_string(w->v->name);
+            printf(",\"class\":\"%s\",", pvars_class_name(w->v->var_class));
+            if (w->read_rc != IBMSG_OK) {
+                printf("\"unavailable\":");
+                pvars_json_string(ibmsg_status_string(w->read_rc));
+            } else {
+                pvars_watch_number(w, number, sizeof(number));
+                printf("\"%s\":%s", what, number);
+            }
+            putchar('}');
+        } else if (w->read_rc != IBMSG_OK) {
+            printf("%-56s %-14s %-5s unavailable: %s\n", w->v->name,
+                   pvars_class_name(w->v->var_class), "-", ibmsg_status_string(w->read_rc));
+        } else {
+            pvars_watch_number(w, number, sizeof(number));
+            printf("%-56s %-14s %-5s %s\n", w->v->name, pvars_class_name(w->v->var_class), what,
+                   number);
+        }
+    }
+    printf(st->json ? "]}\n" : "\n");
+    fflush(stdout);
+}
+
+static double pvars_seconds(const struct timespec *a, const struct timespec *b)
+{
+    return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) * 1e-9;
+}
+
+/* Read every watched handle into cur (a failure is the variable's state, not the watch's). */
+static int pvars_watch_read(ibmsg_t_pvar_session_t session, pvars_watched_t *ws, int num)
+{
+    for (int i = 0; i < num; i++) {
+        ws[i].read_rc = pvars_api->pvar_read(session, ws[i].handle, ws[i].cur);
+        if (ws[i].read_rc != IBMSG_OK && !pvars_unavailable(ws[i].read_rc)) {
+            return pvars_fail(ws[i].read_rc, "pvar_read(%s)", ws[i].v->name);
+        }
+    }
+    return IBMSG_OK;
+}
+
+/*
+ * Every numeric pvar bound to no object (and matching --filter) gets a handle in one session,
+ * all are started at one instant, then every interval all are read: counters, aggregates and
+ * timers print what they counted in the interval, the other classes their value. SIGINT or
+ * SIGTERM (or --count intervals) ends it with a final line.
+ */
+static int pvars_watch(pvars_state_t *st)
+{
+    ibmsg_t_pvar_session_t session = IBMSG_T_PVAR_SESSION_NULL;
+    pvars_watched_t *ws = calloc((size_t)st->num_pvars + 1, sizeof(*ws));
+    struct sigaction sa, old_int, old_term;
+    struct timespec start, last, now;
+    long interval = 0;
+    int num = 0, rc;
+
+    if (ws == NULL) {
+        return pvars_no_memory();
+    }
+    rc = pvars_api->pvar_session_create(&session);
+    if (rc != IBMSG_OK) {
+        free(ws);
+        return pvars_fail(rc, "pvar_session_create");
+    }
+    for (int i = 0; i < st->num_pvars && rc == IBMSG_OK; i++) {
+        pvars_var_t *v = &st->pvars[i];
+        pvars_watched_t *w = &ws[num];
+        int count = 0;
+
+        if (!pvars_watchable(st, v)) {
+            continue;
+        }
+        int alloc_rc = pvars_api->pvar_handle_alloc(session, i, NULL, &w->handle, &count);
+        if (alloc_rc != IBMSG_OK) {
+            if (!pvars_unavailable(alloc_rc)) {
+                rc = pvars_fail(alloc_rc, "pvar_handle_alloc(%s)", v->name);
+            }
+            continue;
+        }
+        if (count != 1) {
+            continue; /* arrays are not watched; the session frees the handle */
+        }
+        w->v = v;
+        w->delta = v->var_class == IBMSG_T_PVAR_CLASS_COUNTER ||
+                   v->var_class == IBMSG_T_PVAR_CLASS_AGGREGATE ||
+                   v->var_class == IBMSG_T_PVAR_CLASS_TIMER;
+        num++;
+    }
+    if (rc == IBMSG_OK) {
+        rc = pvars_api->pvar_start(session, IBMSG_T_PVAR_ALL_HANDLES);
+        if (rc != IBMSG_OK) {
+            pvars_fail(rc, "pvar_start(ALL_HANDLES)");
+        }
+    }
+    if (rc == IBMSG_OK) {
+        rc = pvars_watch_read(session, ws, num);
+    }
+    for (int i = 0; i < num; i++) {
+        memcpy(ws[i].prev, ws[i].cur, sizeof(ws[i].cur));
+    }
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = pvars_on_signal; /* no SA_RESTART: the sleep returns EINTR */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    last = start;
+    while (rc == IBMSG_OK && !pvars_interrupted && (st->count == 0 || interval < st->count)) {
+        double at = st->watch * (double)(interval + 1);
+        struct timespec deadline = start;
+        deadline.tv_sec += (time_t)at;
+        deadline.tv_nsec += (long)((at - (double)(time_t)at) * 1e9);
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000L;
+        }
+        int err = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL);
+        if (err == EINTR || pvars_interrupted) {
+            break;
+        }
+        rc = pvars_watch_read(session, ws, num);
+        if (rc != IBMSG_OK) {
+            break;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        interval++;
+        pvars_watch_print(st, ws, num, interval, pvars_seconds(&last, &now),
+                          pvars_seconds(&start, &now));
+        last = now;
+        for (int i = 0; i < num; i++) {
+            memcpy(ws[i].prev, ws[i].cur, sizeof(ws[i].cur));
+        }
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (rc == IBMSG_OK) {
+        if (st->json) {
+            printf("{\"end\":true,\"intervals\":%ld,\"interrupted\":%s,\"variables\":%d}\n",
+                   interval, pvars_interrupted ? "true" : "false", num);
+        } else {
+            printf("# end: %ld intervals of %d variables%s\n", interval, num,
+                   pvars_interrupted ? " (interrupted)" : "");
+        }
+    }
+    /* Freeing the session frees (and stops) its handles. */
+    int free_rc = pvars_api->pvar_session_free(&session);
+    if (free_rc != IBMSG_OK && rc == IBMSG_OK) {
+        rc = pvars_fail(free_rc, "pvar_session_free");
+    }
+    free(ws);
+    return rc;
+}
+
+/* ---- MPI_T (--mpit) ---------------------------------------------------------------------------
+ */
+
+/* The MPI variants built in: the backend, where the layer is and which libmpi goes with it. */
+typedef struct pvars_variant {
+    const char *name;
+    const pvars_api_t *(*api)(void);
+    const char *layer_build;
+    const char *layer_install;
+    const char *mpi_lib;
+} pvars_variant_t;
+
+static const pvars_variant_t pvars_variants[] = {
+#ifdef PVARS_HAVE_MPIT_MPICH
+    {"mpich", pvars_mpit_api_mpich, PVARS_MPIT_LAYER_BUILD_MPICH, PVARS_MPIT_LAYER_INSTALL_MPICH,
+     PVARS_MPIT_MPI_MPICH},
+#endif
+#ifdef PVARS_HAVE_MPIT_OMPI
+    {"ompi", pvars_mpit_api_ompi, PVARS_MPIT_LAYER_BUILD_OMPI, PVARS_MPIT_LAYER_INSTALL_OMPI,
+     PVARS_MPIT_MPI_OMPI},
+#endif
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+#define PVARS_MPIT_CHILD_ENV "IBMSG_PVARS_MPIT_CHILD"
+
+static const pvars_variant_t *pvars_variant_find(const char *name)
+{
+    for (const pvars_variant_t *v = pvars_variants; v->name != NULL; v++) {
+        if (name[0] == '\0' || strcmp(name, v->name) == 0) {
+            return v;
+        }
+    }
+    return NULL;
+}
+
+/*
+ * --mpit: in the parent, re-execute under LD_PRELOAD of the layer and the variant's libmpi (as a
+ * user runs an MPI_T tool); in that child, take the MPI_T backend. Returns IBMSG_OK in the child,
+ * an error (reported) when the exec or the backend fails; the parent never returns on success.
+ */
+static int pvars_mpit_setup(pvars_state_t *st, char **argv)
+{
+    const pvars_variant_t *var = pvars_variant_find(st->mpit);
+
+    if (var == NULL) {
+        fprintf(stderr, "ibmsg_pvars: --mpit: no MPI variant '%s' built in (%s)\n", st->mpit,
+                pvars_variants[0].name != NULL ? "have: mpich and/or ompi" : "none was found");
+        return IBMSG_ERR_NOT_SUPPORTED;
+    }
+    if (getenv(PVARS_MPIT_CHILD_ENV) != NULL) {
+        pvars_api = var->api();
+        return pvars_api != NULL ? IBMSG_OK : IBMSG_ERR_NOT_FOUND;
+    }
+    const char *layer = getenv("IBMSG_PVARS_MPIT_LAYER");
+    if (layer == NULL || layer[0] == '\0') {
+        layer = access(var->layer_build, R_OK) == 0 ? var->layer_build : var->layer_install;
+    }
+    const char *old = getenv("LD_PRELOAD");
+    size_t len = strlen(layer) + strlen(var->mpi_lib) + (old != NULL ? strlen(old) : 0) + 3;
+    char *preload = malloc(len);
+    if (preload == NULL) {
+        return pvars_no_memory();
+    }
+    snprintf(preload, len, "%s:%s%s%s", layer, var->mpi_lib, old != NULL && old[0] ? ":" : "",
+             old != NULL ? old : "");
+    setenv("LD_PRELOAD", preload, 1);
+    setenv(PVARS_MPIT_CHILD_ENV, var->name, 1);
+    free(preload);
+    fflush(NULL);
+    execv("/proc/self/exe", argv);
+    fprintf(stderr, "ibmsg_pvars: --mpit: cannot re-execute under LD_PRELOAD=%s: %s\n", layer,
+            strerror(errno));
+    return IBMSG_ERR_IO;
+}
+
 /* ---- Main -------------------------------------------------------------------------------------
  */
 
 static void pvars_usage(FILE *out)
 {
-    fprintf(out, "usage: ibmsg_pvars [--read] [--json] [-h]\n"
-                 "Lists ibmsg's control and performance variables by category (a variable in\n"
-                 "several categories shows under each), with class, datatype, binding, flags,\n"
-                 "scope, description and enumerations.\n"
-                 "  -r, --read   print the current values of the variables bound to no object\n"
-                 "               (performance variables: one session, all handles started at\n"
-                 "               once, then read)\n"
-                 "  -j, --json   the same as one JSON document (with --read: including values)\n"
-                 "  -h, --help   this text\n"
-                 "Exit status: 0 ok, 1 a tool interface call failed, 2 bad usage.\n");
+    fprintf(out,
+            "usage: ibmsg_pvars [--mpit[=VARIANT]] [--read | --watch SECONDS [--count N]]\n"
+            "                   [--filter TEXT] [--json] [-h]\n"
+            "Lists ibmsg's control and performance variables by category (a variable in\n"
+            "several categories shows under each), with class, datatype, binding, flags,\n"
+            "scope, description and enumerations.\n"
+            "  -r, --read   print the current values of the variables bound to no object\n"
+            "               (performance variables: one session, all handles started at\n"
+            "               once, then read)\n"
+            "  -j, --json   the same as one JSON document (with --read: including values;\n"
+            "               with --watch: one JSON object per line and interval)\n"
+            "  -m, --mpit[=VARIANT]  the standard MPI_T view an MPI_T tool sees with\n"
+            "               libibmsg-mpit-VARIANT preloaded (mpich or ompi; default: the first\n"
+            "               built): the MPI library's variables and ibmsg's; the browser\n"
+            "               re-executes itself with LD_PRELOAD=<layer>:<libmpi> (the layer's\n"
+            "               path can be given in IBMSG_PVARS_MPIT_LAYER)\n"
+            "  -w, --watch SECONDS  every SECONDS (a fraction is fine) print what the started\n"
+            "               counters, aggregates and timers counted in the interval and the\n"
+            "               current value of the other classes (numeric variables bound to\n"
+            "               no object), until SIGINT / SIGTERM, with a final line\n"
+            "  -c, --count N  stop watching after N intervals\n"
+            "  -f, --filter TEXT  only variables whose name contains TEXT (--watch)\n"
+            "  -h, --help   this text\n"
+            "Exit status: 0 ok, 1 a tool interface call failed, 2 bad usage.\n");
 }
 
 static int pvars_parse(int argc, char **argv, pvars_state_t *st)
 {
     static const struct option options[] = {
-        {"read", no_argument, NULL, 'r'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"read", no_argument, NULL, 'r'},         {"mpit", optional_argument, NULL, 'm'},
+        {"watch", required_argument, NULL, 'w'},  {"count", required_argument, NULL, 'c'},
+        {"filter", required_argument, NULL, 'f'}, {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     int c;
 
     opterr = 0; /* our own message, which names the program and the option */
-    while ((c = getopt_long(argc, argv, ":rjh", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":rjhm::w:c:f:", options, NULL)) != -1) {
+        char *end = NULL;
+
         switch (c) {
+        case 'm':
+            st->mpit = optarg != NULL ? optarg : "";
+            break;
+        case 'w':
+            st->watch = strtod(optarg, &end);
+            if (end == optarg || *end != '\0' || !(st->watch > 0) || st->watch > 86400) {
+                fprintf(stderr,
+                        "ibmsg_pvars: --watch: '%s' is not a number of seconds in "
+                        "(0, 86400]\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'c':
+            errno = 0;
+            st->count = strtol(optarg, &end, 10);
+            if (end == optarg || *end != '\0' || errno != 0 || st->count < 1) {
+                fprintf(stderr, "ibmsg_pvars: --count: '%s' is not a positive integer\n", optarg);
+                return 2;
+            }
+            break;
+        case 'f':
+            st->filter = optarg;
+            break;
+        case ':':
+            fprintf(stderr, "ibmsg_pvars: option '%s' needs an argument\n", argv[optind - 1]);
+            pvars_usage(stderr);
+            return 2;
         case 'r':
             st->read = true;
             break;
@@ -1057,6 +1484,14 @@ static int pvars_parse(int argc, char **argv, pvars_state_t *st)
         pvars_usage(stderr);
         return 2;
     }
+    if (st->watch > 0 && st->read) {
+        fprintf(stderr, "ibmsg_pvars: --read and --watch exclude each other\n");
+        return 2;
+    }
+    if ((st->count > 0 || st->filter != NULL) && st->watch == 0) {
+        fprintf(stderr, "ibmsg_pvars: --count and --filter go with --watch\n");
+        return 2;
+    }
     return -1;
 }
 
@@ -1069,19 +1504,24 @@ int main(int argc, char **argv)
     if (status >= 0) {
         return status;
     }
-    rc = ibmsg_t_init_thread(IBMSG_T_THREAD_SINGLE, &provided);
+    if (st.mpit != NULL && pvars_mpit_setup(&st, argv) != IBMSG_OK) {
+        return 1;
+    }
+    rc = pvars_api->init_thread(IBMSG_T_THREAD_SINGLE, &provided);
     if (rc != IBMSG_OK) {
-        pvars_fail(rc, "ibmsg_t_init_thread");
+        pvars_fail(rc, "%s: init_thread", pvars_api->name);
         return 1;
     }
     rc = pvars_load(&st);
-    if (rc == IBMSG_OK && st.read) {
+    if (rc == IBMSG_OK && st.watch > 0) {
+        rc = pvars_watch(&st);
+    } else if (rc == IBMSG_OK && st.read) {
         rc = pvars_cvars_read(&st);
         if (rc == IBMSG_OK) {
             rc = pvars_pvars_read(&st);
         }
     }
-    if (rc == IBMSG_OK) {
+    if (rc == IBMSG_OK && st.watch == 0) {
         if (st.json) {
             rc = pvars_json(&st);
         } else if (st.read) {
@@ -1092,9 +1532,9 @@ int main(int argc, char **argv)
     }
     pvars_cleanup(&st);
     status = rc == IBMSG_OK ? 0 : 1;
-    rc = ibmsg_t_finalize();
+    rc = pvars_api->finalize();
     if (rc != IBMSG_OK) {
-        pvars_fail(rc, "ibmsg_t_finalize");
+        pvars_fail(rc, "%s: finalize", pvars_api->name);
         status = 1;
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {
