@@ -109,62 +109,15 @@ static void cvar_handle_release(mpit_cvar_handle_t *h)
 {
     if (h->side == MPIT_SIDE_MPI) {
         mpit_layer.mpi.cvar_handle_free(&h->mpi);
-    } else if (h->objs == NULL) {
-        ibmsg_t_cvar_handle_free(&h->ib);
     } else {
-        for (int i = 0; i < h->nobj; i++) {
-            ibmsg_t_cvar_handle_t ib = h->objs[i].native;
-            ibmsg_t_cvar_handle_free(&ib);
-        }
-        free(h->objs);
-        h->objs = NULL;
+        ibmsg_t_cvar_handle_free(&h->ib);
     }
 }
 
-/* ibmsg side of cvar_handle_alloc: one native handle, or one per object of a binding. */
+/* ibmsg side of cvar_handle_alloc: only cvars bound to no object are in the view. */
 static int cvar_alloc_ib(mpit_cvar_handle_t *h, int native, int *count)
 {
-    int bind;
-    ibmsg_t_datatype_t datatype;
-    int rc =
-        ibmsg_t_cvar_get_info(native, NULL, NULL, NULL, &datatype, NULL, NULL, NULL, &bind, NULL);
-    if (rc != IBMSG_OK) {
-        return mpit_map_error(rc);
-    }
-    if (bind == IBMSG_T_BIND_NO_OBJECT) {
-        return mpit_map_error(ibmsg_t_cvar_handle_alloc(native, NULL, &h->ib, count));
-    }
-    int nobj = 0;
-    rc = mpit_bind_objects(bind, 0, NULL, &nobj);
-    if (rc != MPI_SUCCESS) {
-        return rc;
-    }
-    void **objs = calloc((size_t)nobj + 1, sizeof(void *));
-    h->objs = calloc((size_t)nobj + 1, sizeof(mpit_obj_handle_t));
-    if (objs == NULL || h->objs == NULL) {
-        free(objs);
-        free(h->objs);
-        h->objs = NULL;
-        return MPI_T_ERR_MEMORY;
-    }
-    rc = mpit_bind_objects(bind, nobj, objs, &nobj);
-    h->elem_size = mpit_map_datatype_size(datatype);
-    *count = 0;
-    for (int i = 0; rc == MPI_SUCCESS && i < nobj; i++) {
-        ibmsg_t_cvar_handle_t ib;
-        rc = mpit_map_error(ibmsg_t_cvar_handle_alloc(native, &objs[i], &ib, &h->objs[i].count));
-        if (rc == MPI_SUCCESS) {
-            h->objs[i].native = ib;
-            h->nobj = i + 1;
-            *count += h->objs[i].count;
-        }
-    }
-    free(objs);
-    if (rc != MPI_SUCCESS) {
-        h->side = MPIT_SIDE_IBMSG;
-        cvar_handle_release(h);
-    }
-    return rc;
+    return mpit_map_error(ibmsg_t_cvar_handle_alloc(native, NULL, &h->ib, count));
 }
 
 int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle,
@@ -244,21 +197,7 @@ int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
     if (h->side == MPIT_SIDE_MPI) {
         return mpit_layer.mpi.cvar_read(h->mpi, buf);
     }
-    if (h->objs == NULL) {
-        return mpit_map_error(ibmsg_t_cvar_read(h->ib, buf));
-    }
-    if (buf == NULL && h->count > 0) {
-        return MPI_T_ERR_INVALID;
-    }
-    char *out = buf;
-    for (int i = 0; i < h->nobj; i++) {
-        int rc = ibmsg_t_cvar_read(h->objs[i].native, out);
-        if (rc != IBMSG_OK) {
-            return mpit_map_error(rc);
-        }
-        out += (size_t)h->objs[i].count * (size_t)h->elem_size;
-    }
-    return MPI_SUCCESS;
+    return mpit_map_error(ibmsg_t_cvar_read(h->ib, buf));
 }
 MPIT_ALIAS(cvar_read);
 
@@ -274,20 +213,6 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
     if (h->side == MPIT_SIDE_MPI) {
         return mpit_layer.mpi.cvar_write(h->mpi, buf);
     }
-    if (h->objs == NULL) {
-        return mpit_map_error(ibmsg_t_cvar_write(h->ib, buf));
-    }
-    if (buf == NULL && h->count > 0) {
-        return MPI_T_ERR_INVALID;
-    }
-    const char *in = buf;
-    for (int i = 0; i < h->nobj; i++) {
-        int rc = ibmsg_t_cvar_write(h->objs[i].native, in);
-        if (rc != IBMSG_OK) {
-            return mpit_map_error(rc);
-        }
-        in += (size_t)h->objs[i].count * (size_t)h->elem_size;
-    }
-    return MPI_SUCCESS;
+    return mpit_map_error(ibmsg_t_cvar_write(h->ib, buf));
 }
 MPIT_ALIAS(cvar_write);

@@ -395,19 +395,6 @@ ibmsg_t_enum_t mpit_enum_unwrap(MPI_T_enum e)
     return mpit_layer.enums[off / sizeof(mpit_enum_t)].ib;
 }
 
-int mpit_bind_objects(int bind, int len, void *objs[], int *num)
-{
-    /*
-     * ibmsg's tool API has no way yet to list the live objects of a binding (contexts, ports,
-     * threads, ...), so bound variables are arrays over zero objects: listed, allocatable, count 0.
-     */
-    (void)bind;
-    (void)len;
-    (void)objs;
-    *num = 0;
-    return MPI_SUCCESS;
-}
-
 /* Native name of an ibmsg item to (buf, *len), MPI string semantics. */
 static int layer_ib_native_name(mpit_kind_t kind, int native, char *buf, int *len)
 {

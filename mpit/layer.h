@@ -37,12 +37,6 @@ typedef enum mpit_kind {
     MPIT_KIND_LAST,
 } mpit_kind_t;
 
-/* One ibmsg object of a bound variable shown as an array element range. */
-typedef struct mpit_obj_handle {
-    void *native; /* ibmsg_t_pvar_handle_t or ibmsg_t_cvar_handle_t */
-    int count;    /* elements for this object */
-} mpit_obj_handle_t;
-
 typedef struct mpit_pvar_handle mpit_pvar_handle_t;
 
 typedef struct mpit_session {
@@ -70,9 +64,6 @@ typedef struct mpit_cvar_handle {
     int count;
     MPI_T_cvar_handle mpi;
     ibmsg_t_cvar_handle_t ib;
-    int nobj;
-    int elem_size;
-    mpit_obj_handle_t *objs;
 } mpit_cvar_handle_t;
 
 /* ibmsg enums are shown through wrappers whose addresses are the MPI_T_enum values. */
@@ -140,12 +131,6 @@ MPI_T_enum mpit_enum_wrap(ibmsg_t_enum_t ib);
 
 /** The ibmsg enum behind an MPI_T_enum, or NULL when it is not one of ours. */
 ibmsg_t_enum_t mpit_enum_unwrap(MPI_T_enum e);
-
-/**
- * ibmsg's objects of a binding, for variables shown as arrays over them. Up to len are written
- * to objs; *num is the total. Without an object enumeration in ibmsg there are none.
- */
-int mpit_bind_objects(int bind, int len, void *objs[], int *num);
 
 /**
  * The view name of ibmsg item native of kind shown for obj (MPIT_OBJ_SELF, or a port number: the
