@@ -5,9 +5,11 @@
  * that moves while started and not while stopped, MPI_T_PVAR_ALL_HANDLES reaching both sides,
  * standard error codes, and indices that still name the same items after MPI_Init.
  *
- * Usage: mpit_tool [--init] [--no-mpi]
+ * Usage: mpit_tool [--init] [--no-mpi] [--nic-fixture]
  *   --init    call MPI_Init_thread after the first look and check the indices again
  *   --no-mpi  no MPI library is loaded: expect ibmsg's items only
+ *   --nic-fixture  ibmsg reads the NIC fixtures of test/counters/fixtures (IBMSG_NIC_SYSFS_ROOT):
+ *             check the per-port variables the view makes of ibmsg's port-bound ones
  * Exit status 0 when every check passed; each failure is printed.
  */
 #define _POSIX_C_SOURCE 200809L /* strdup */
@@ -220,6 +222,92 @@ static void check_cvar(void)
     CHECK_RC(MPI_T_cvar_handle_free(&h));
 }
 
+/* A per-port variable's index by name, or -1 with the error code in *rc. */
+static int port_var(const char *name, int var_class, int *rc)
+{
+    int index = -1;
+    *rc = MPI_T_pvar_get_index(name, var_class, &index);
+    return *rc == MPI_SUCCESS ? index : -1;
+}
+
+/*
+ * The fixtures: mlx5_0 port 1 (PMA counters and hw_counters, port_xmit_data and symbol_error
+ * saturated), mlx5_1 port 1 (PMA, extended width), rxe0 port 1 (hw_counters only).
+ */
+static void check_nic_fixture(const names_t *pvars)
+{
+    int rc;
+    /* Port-bound variables are one NO_OBJECT variable per port that has the counter. */
+    int sat = port_var("ibmsg_nic_mlx5_0_1_saturated", MPI_T_PVAR_CLASS_GENERIC, &rc);
+    CHECK(sat >= 0, "ibmsg_nic_mlx5_0_1_saturated: %d", rc);
+    CHECK(port_var("ibmsg_nic_mlx5_1_1_port_xmit_data", MPI_T_PVAR_CLASS_COUNTER, &rc) >= 0,
+          "ibmsg_nic_mlx5_1_1_port_xmit_data: %d", rc);
+    CHECK(port_var("ibmsg_nic_rxe0_1_sent_pkts", MPI_T_PVAR_CLASS_COUNTER, &rc) >= 0,
+          "ibmsg_nic_rxe0_1_sent_pkts: %d", rc);
+    /* rxe has no PMA counters, mlx5_1 no port_rcv_errors; bound templates are not in the view. */
+    port_var("ibmsg_nic_rxe0_1_port_xmit_data", MPI_T_PVAR_CLASS_COUNTER, &rc);
+    CHECK(rc == MPI_T_ERR_INVALID_NAME, "ibmsg_nic_rxe0_1_port_xmit_data: %d", rc);
+    port_var("ibmsg_nic_mlx5_1_1_port_rcv_errors", MPI_T_PVAR_CLASS_COUNTER, &rc);
+    CHECK(rc == MPI_T_ERR_INVALID_NAME, "ibmsg_nic_mlx5_1_1_port_rcv_errors: %d", rc);
+    port_var("ibmsg_nic_port_xmit_data", MPI_T_PVAR_CLASS_COUNTER, &rc);
+    CHECK(rc == MPI_T_ERR_INVALID_NAME, "ibmsg_nic_port_xmit_data (bound): %d", rc);
+    port_var("ibmsg_core_eager_msgs_sent_ep", MPI_T_PVAR_CLASS_COUNTER, &rc);
+    CHECK(rc == MPI_T_ERR_INVALID_NAME, "ibmsg_core_eager_msgs_sent_ep (bound): %d", rc);
+    for (int i = 0; i < pvars->num; i++) {
+        const char *n = pvars->name[i];
+        size_t len = strlen(n);
+        CHECK(strncmp(n, "ibmsg", 5) != 0 || !((len > 3 && strcmp(n + len - 3, "_ep") == 0) ||
+                                               (len > 4 && strcmp(n + len - 4, "_ctx") == 0) ||
+                                               (len > 7 && strcmp(n + len - 7, "_thread") == 0)),
+              "per-object variant %s in the view", n);
+    }
+    /* The saturated list of mlx5_0 through the view, once its counters have been read. */
+    if (sat >= 0) {
+        MPI_T_pvar_session s;
+        MPI_T_pvar_handle h, counters[2];
+        int count = 0, bind = -1;
+        char buf[4096] = "";
+        const char *const saturating[2] = {"ibmsg_nic_mlx5_0_1_port_xmit_data",
+                                           "ibmsg_nic_mlx5_0_1_symbol_error"};
+        CHECK_RC(MPI_T_pvar_get_info(sat, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &bind,
+                                     NULL, NULL, NULL));
+        CHECK(bind == MPI_T_BIND_NO_OBJECT, "bind %d", bind);
+        CHECK_RC(MPI_T_pvar_session_create(&s));
+        for (int i = 0; i < 2; i++) {
+            unsigned long long v = 1;
+            int index = port_var(saturating[i], MPI_T_PVAR_CLASS_COUNTER, &rc);
+            CHECK(index >= 0, "%s: %d", saturating[i], rc);
+            CHECK_RC(MPI_T_pvar_handle_alloc(s, index, NULL, &counters[i], &count));
+            CHECK_RC(MPI_T_pvar_start(s, counters[i]));
+            CHECK_RC(MPI_T_pvar_read(s, counters[i], &v));
+            CHECK(v == 0, "%s: %llu right after start", saturating[i], v);
+        }
+        CHECK_RC(MPI_T_pvar_handle_alloc(s, sat, NULL, &h, &count));
+        CHECK(count > 0 && count <= (int)sizeof(buf), "count %d", count);
+        if (count > 0 && count <= (int)sizeof(buf)) {
+            CHECK_RC(MPI_T_pvar_read(s, h, buf));
+            CHECK(strcmp(buf, "port_xmit_data,symbol_error") == 0, "saturated: '%s'", buf);
+        }
+        CHECK_RC(MPI_T_pvar_session_free(&s));
+    }
+    /* A port's category lists that port's variables only. */
+    int cat = -1;
+    CHECK_RC(MPI_T_category_get_index("ibmsg_nic_rxe0_port1", &cat));
+    int num = 0;
+    CHECK_RC(MPI_T_category_get_info(cat, NULL, NULL, NULL, NULL, NULL, &num, NULL));
+    CHECK(num >= 15, "ibmsg_nic_rxe0_port1 has %d pvars", num);
+    int *members = calloc((size_t)num + 1, sizeof(int));
+    CHECK_RC(MPI_T_category_get_pvars(cat, num, members));
+    for (int i = 0; i < num; i++) {
+        CHECK(members[i] >= 0 && members[i] < pvars->num &&
+                  strncmp(pvars->name[members[i]], "ibmsg_nic_rxe0_1_", 17) == 0,
+              "ibmsg_nic_rxe0_port1 holds %s",
+              members[i] < pvars->num ? pvars->name[members[i]] : "?");
+    }
+    free(members);
+    printf("nic fixture: per-port variables checked\n");
+}
+
 static void check_errors(void)
 {
     int n = 0, index;
@@ -236,10 +324,11 @@ static void check_errors(void)
 
 int main(int argc, char **argv)
 {
-    int do_init = 0, no_mpi = 0, provided = -1;
+    int do_init = 0, no_mpi = 0, nic_fixture = 0, provided = -1;
     for (int i = 1; i < argc; i++) {
         do_init |= strcmp(argv[i], "--init") == 0;
         no_mpi |= strcmp(argv[i], "--no-mpi") == 0;
+        nic_fixture |= strcmp(argv[i], "--nic-fixture") == 0;
     }
     int rc = MPI_T_pvar_get_num(&provided);
     CHECK(rc == MPI_T_ERR_NOT_INITIALIZED, "before init: %d", rc);
@@ -264,6 +353,9 @@ int main(int argc, char **argv)
     check_counter();
     check_cvar();
     check_errors();
+    if (nic_fixture) {
+        check_nic_fixture(&before[KIND_PVAR]);
+    }
 
 #ifndef MPIT_TOOL_NO_MPI_LIB
     if (do_init) {
