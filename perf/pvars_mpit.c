@@ -508,5 +508,16 @@ const pvars_api_t *PVARS_MPIT_API(void)
     }
     PVARS_MPIT_FUNCS(PVARS_MPIT_LOOKUP)
 #undef PVARS_MPIT_LOOKUP
-    return missing == 0 ? &api : NULL;
+    if (missing != 0) {
+        return NULL;
+    }
+    /* The view is the layer's: a libmpi alone (the layer failed to preload) would hide ibmsg. */
+    Dl_info info = {0};
+    if (dladdr(*(void **)&mpit.init_thread, &info) == 0 || info.dli_fname == NULL ||
+        strstr(info.dli_fname, "libibmsg-mpit") == NULL) {
+        fprintf(stderr, "ibmsg_pvars: MPI_T_init_thread comes from %s, not libibmsg-mpit\n",
+                info.dli_fname != NULL ? info.dli_fname : "an unknown object");
+        return NULL;
+    }
+    return &api;
 }
