@@ -260,6 +260,7 @@ def plot(out, sizes, med, test):
         "set xlabel 'message size (bytes)'", "set ylabel '%s'" % ylabel,
         "set grid", "set key top left",
         "set xrange [%g:%g]" % (sizes[0] / 1.5, sizes[-1] * 1.5),
+        "set xtics (%s)" % ", ".join("'%s' %d" % (human(z).replace(" ", ""), z) for z in sizes),
         "plot " + ", ".join("'%s' using 1:2 with linespoints lw 2 title '%s'" % (
             os.path.join(out, "median_%s_%s.dat" % (test, t)), LABEL[t]) for t in tools),
     ]

@@ -14,6 +14,6 @@ done
 out=$(mktemp -d "${TMPDIR:-/tmp}/perf_compare.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 t0=$SECONDS
-"$src/perf/compare" --quick --no-build --bin "$bin" --out "$out" --timeout 400
+"$src/perf/compare" --quick --no-build --bin "$bin" --out "$out" --timeout 850
 python3 "$here/check_compare.py" "$out" "8 4096"
 echo "perf_compare_quick: $((SECONDS - t0)) s"
