@@ -62,12 +62,15 @@ void perf_options_usage(perf_test_t test, const char *prog, FILE *out)
             prog, prog, bw ? "Send bandwidth" : "Send latency (half round trip)",
             PERF_DEFAULT_TCP_PORT, bw ? 65536 : 2, PERF_DEFAULT_ITERS);
     if (bw) {
-        fprintf(out, "  -t, --tx-depth=<n>       sends in flight (default 128)\n"
-                     "  -r, --rx-depth=<n>       receives posted by the server (default 512)\n"
-                     "      --report_gbits      bandwidth in Gb/s instead of MB/s\n");
+        fprintf(out,
+                "  -t, --tx-depth=<n>       sends in flight (default 128; ibmsg core_sq_depth)\n"
+                "  -r, --rx-depth=<n>       receives posted by the server (default 512; ibmsg\n"
+                "                           core_credits: receive buffers per endpoint)\n"
+                "      --report_gbits      bandwidth in Gb/s instead of MB/s\n");
     }
     fprintf(out,
-            "  -Q, --cq-mod=<n>         signal one send in n (ibmsg core_signal_interval)\n"
+            "  -Q, --cq-mod=<n>         signal one send in n (ibmsg core_signal_interval; bw\n"
+            "                           default 100 as perftest, at most half the send queue)\n"
             "  -I, --inline_size=<n>    largest inline send (ibmsg core_inline_limit)\n"
             "  -F, --CPU-freq           accepted for perftest compatibility; no effect: times\n"
             "                           come from clock_gettime(CLOCK_MONOTONIC), not rdtsc\n"

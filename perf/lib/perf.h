@@ -35,6 +35,7 @@ typedef enum perf_output {
 
 #define PERF_DEFAULT_TCP_PORT 18515
 #define PERF_DEFAULT_ITERS    1000
+#define PERF_DEFAULT_CQ_MOD   100 /* perftest's CQ moderation: one completion per 100 sends */
 #define PERF_MAX_SIZE         (1ul << 23) /* -a goes up to 8 MiB, like perftest */
 #define PERF_MAX_DEPTH        16384
 

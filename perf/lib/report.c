@@ -31,8 +31,13 @@ void perf_report_header(const perf_result_t *r, FILE *out)
     if (bw) {
         fprintf(out, " TX depth        : %d\t\tRX depth        : %d\n", o->tx_depth, o->rx_depth);
     }
-    fprintf(out, " Credits         : %u\t\tCQ Moderation   : %s\n", r->attr.credits,
-            o->cq_mod > 0 ? "set by -Q" : "library default");
+    if (o->cq_mod > 0 || bw) {
+        fprintf(out, " Credits         : %u\t\tCQ Moderation   : %d\n", r->attr.credits,
+                o->cq_mod > 0 ? o->cq_mod : PERF_DEFAULT_CQ_MOD);
+    } else {
+        fprintf(out, " Credits         : %u\t\tCQ Moderation   : library default\n",
+                r->attr.credits);
+    }
     if (o->duration > 0) {
         fprintf(out, " Duration        : %d[s]\t\tTimer           : CLOCK_MONOTONIC\n",
                 o->duration);

@@ -187,6 +187,14 @@ TEST(PerfOptions, BadFlagsAreRefusedWithAMessage)
         {PERF_TEST_SEND_BW, {"--json="}, "--json needs"},
         {PERF_TEST_SEND_BW, {"--json=-", "--output=bandwidth"}, "both want stdout"},
         {PERF_TEST_SEND_BW, {"host1", "host2"}, "unexpected argument 'host2'"},
+        {PERF_TEST_SEND_BW, {"-d", ""}, "invalid device name for -d"},
+        {PERF_TEST_SEND_BW, {"-i", "0"}, "invalid value '0' for -i"},
+        {PERF_TEST_SEND_LAT, {"-x", "256"}, "invalid value '256' for -x"},
+        {PERF_TEST_SEND_BW, {"-D", "0"}, "invalid value '0' for -D"},
+        {PERF_TEST_SEND_BW, {"-r", "0"}, "for -r"},
+        {PERF_TEST_SEND_BW, {"-Q", "0"}, "invalid value '0' for -Q"},
+        {PERF_TEST_SEND_LAT, {"-I", "2000"}, "invalid value '2000' for -I"},
+        {PERF_TEST_SEND_LAT, {"--output"}, "needs a value"},
     };
     for (const Bad &c : cases) {
         Parsed p = parse(c.test, c.args);

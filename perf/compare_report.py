@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""perf/compare's report: reads what perf/compare_run left in OUT (runs.tsv, raw/, env.txt),
+writes OUT/samples.csv (every run, one row each), OUT/table.txt (medians and ratios, also
+printed) and, unless --no-plots, OUT/bandwidth.png and OUT/latency.png (gnuplot).
+
+Numbers are taken as each tool prints them; MB is 2^20 bytes in all three (perftest's and
+ibmsg's MB/sec, UCX's MB/s). A run that failed, that a tool refused (ibmsg above its eager
+limit) or whose numbers are not finite and positive (perftest's rdtsc calibration fails under
+emulation now and then: 0.00 or inf) gives no sample; its reason is kept in the CSV."""
+import csv
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+TOOLS = ["ibmsg", "perftest", "ucx"]
+LABEL = {"ibmsg": "ibmsg", "perftest": "perftest", "ucx": "UCX",
+         "ibmsg_off": "ibmsg, counting compiled out"}
+FIELDS = ["rep", "round", "tool", "test", "size", "iters", "status", "wall_ms", "valid",
+          "bw_MBps", "msg_rate_Mps", "lat_typical_us", "lat_avg_us", "lat_p99_us", "note"]
+
+
+def read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def number(s):
+    try:
+        return float(s)
+    except ValueError:
+        return math.nan
+
+
+def perftest_row(text, key):
+    """The first row under the table header containing key (perftest's and ibmsg's tables)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if "#bytes" in line and key in line:
+            for row in lines[i + 1:]:
+                fields = row.split()
+                if fields and re.match(r"^\d+$", fields[0]):
+                    return [number(f) for f in fields]
+            break
+    return None
+
+
+def ucx_row(text):
+    lines = [l.strip() for l in text.splitlines()]
+    for i, line in enumerate(lines):
+        if line.startswith("iterations,") and i + 1 < len(lines):
+            names = line.split(",")
+            values = [number(v) for v in lines[i + 1].split(",")]
+            if len(values) == len(names):
+                return dict(zip(names, values))
+    return None
+
+
+def parse_run(out, run):
+    rep, rnd, tool, test, size, iters, status, wall_ms, f = run
+    s = {"rep": rep, "round": rnd, "tool": tool, "test": test, "size": int(size),
+         "iters": int(iters), "status": int(status), "wall_ms": wall_ms, "valid": 0, "note": ""}
+    text = read(os.path.join(out, f + ".client.out"))
+    err = read(os.path.join(out, f + ".client.err")) + read(os.path.join(out, f + ".server.err"))
+    if s["status"] != 0:
+        if "eager limit" in err:
+            s["note"] = "refused: above the eager limit (rendezvous not available)"
+        else:
+            last = [l for l in err.strip().splitlines() if l.strip()]
+            s["note"] = "failed (status %d): %s" % (s["status"], last[-1][:120] if last else "")
+        return s
+    if tool == "ucx":
+        u = ucx_row(text)
+        if u is None:
+            s["note"] = "no result line in the output"
+            return s
+        if test == "bw":
+            s["bw_MBps"], s["msg_rate_Mps"] = u.get("overall_bw"), u.get("overall_mr", 0) / 1e6
+        else:
+            s["lat_typical_us"] = u.get("50.0_percentile_lat")
+            s["lat_avg_us"] = u.get("overall_lat")
+    else:
+        if test == "bw":
+            r = perftest_row(text, "BW average")
+            if r is None or len(r) < 5:
+                s["note"] = "no result row in the output"
+                return s
+            s["bw_MBps"], s["msg_rate_Mps"] = r[3], r[4]
+        else:
+            r = perftest_row(text, "t_typical")
+            if r is None or len(r) < 8:
+                s["note"] = "no result row in the output"
+                return s
+            s["lat_typical_us"], s["lat_avg_us"], s["lat_p99_us"] = r[4], r[5], r[7]
+    key = "msg_rate_Mps" if test == "bw" else "lat_typical_us"
+    v = s.get(key)
+    if v is None or not math.isfinite(v) or v <= 0:
+        s["note"] = "result not finite and positive (%s): clock calibration failed?" % v
+        return s
+    s["valid"] = 1
+    return s
+
+
+def fmt(v, digits=2):
+    if v is None:
+        return "n/a"
+    if v >= 100:
+        return "%.0f" % v
+    if v >= 1:
+        return "%.*f" % (digits, v)
+    return "%.*g" % (3, v)
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return "n/a"
+    return "%.2f" % (a / b)
+
+
+def human(size):
+    for unit, n in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= n and size % n == 0:
+            return "%d %s" % (size // n, unit)
+    return "%d B" % size
+
+
+def medians(samples, test, key):
+    med, count = {}, {}
+    for s in samples:
+        if s["test"] == test and s["valid"]:
+            med.setdefault((s["tool"], s["size"]), []).append(s[key])
+    for k, v in med.items():
+        count[k] = len(v)
+        med[k] = statistics.median(v)
+    return med, count
+
+
+def table(rows, header):
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    line = lambda r: "  ".join(str(c).rjust(w) for c, w in zip(r, widths))
+    return [line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
+
+
+def compare_tables(samples, sizes, env, reps):
+    bw, bw_n = medians(samples, "bw", "bw_MBps")
+    mr, _ = medians(samples, "bw", "msg_rate_Mps")
+    lat, lat_n = medians(samples, "lat", "lat_typical_us")
+    out = ["ibmsg vs perftest vs UCX, one boot, tools interleaved, %d repetition(s); medians" % reps]
+    out += ["  " + l for l in env]
+    out.append("")
+    out.append("Bandwidth, one way (ib_send_bw / ucx_perftest -t tag_bw / ibmsg_send_bw --counters);"
+               " MB/s = 2^20 B/s, msg rate in thousands/s")
+    rows = []
+    for z in sizes:
+        g = lambda t, d=bw: d.get((t, z))
+        k = lambda t: None if mr.get((t, z)) is None else mr[(t, z)] * 1e3
+        rows.append([human(z), fmt(g("ibmsg")), fmt(g("perftest")), fmt(g("ucx")),
+                     ratio(g("ibmsg"), g("perftest")), ratio(g("ibmsg"), g("ucx")),
+                     fmt(k("ibmsg")), fmt(k("perftest")), fmt(k("ucx")),
+                     "/".join(str(bw_n.get((t, z), 0)) for t in TOOLS)])
+    out += table(rows, ["size", "ibmsg MB/s", "perftest", "UCX", "ibmsg/perftest", "ibmsg/UCX",
+                        "ibmsg kmsg/s", "perftest", "UCX", "runs i/p/u"])
+    out.append("")
+    out.append("Latency, half round trip, typical (median) in microseconds (ib_send_lat t_typical /"
+               " tag_lat 50th percentile / ibmsg_send_lat t_typical); ratio < 1: ibmsg faster")
+    rows = []
+    for z in sizes:
+        g = lambda t: lat.get((t, z))
+        rows.append([human(z), fmt(g("ibmsg")), fmt(g("perftest")), fmt(g("ucx")),
+                     ratio(g("ibmsg"), g("perftest")), ratio(g("ibmsg"), g("ucx")),
+                     "/".join(str(lat_n.get((t, z), 0)) for t in TOOLS)])
+    out += table(rows, ["size", "ibmsg us", "perftest", "UCX", "ibmsg/perftest", "ibmsg/UCX",
+                        "runs i/p/u"])
+    out.append("")
+    out.append("Targets (issue 10):")
+
+    def verdict(name, ok_list):
+        known = [ok for ok in ok_list if ok is not None]
+        if not known:
+            return "  %-58s n/a" % name
+        state = "met" if all(known) else "NOT met"
+        if len(known) < len(ok_list):
+            state += " where measured (%d of %d comparisons n/a)" % (len(ok_list) - len(known),
+                                                                      len(ok_list))
+        return "  %-58s %s" % (name, state)
+
+    def ge(d, z, better_high=True):
+        res = []
+        for t in ("perftest", "ucx"):
+            a, b = d.get(("ibmsg", z)), d.get((t, z))
+            res.append(None if a is None or b is None else (a >= b if better_high else a <= b))
+        return res
+
+    if 8 in sizes:
+        out.append(verdict("message rate at 8 B >= perftest and UCX", ge(mr, 8)))
+    big = [z for z in sizes if 4096 <= z <= 1 << 20]
+    if big:
+        out.append(verdict("bandwidth %s..%s >= perftest and UCX" % (human(big[0]), human(big[-1])),
+                           sum((ge(bw, z) for z in big), [])))
+    for z in (8, 4096):
+        if z in sizes:
+            out.append(verdict("latency at %s <= perftest and UCX" % human(z), ge(lat, z, False)))
+    notes = sorted({"%s %s %s: %s" % (s["tool"], s["test"], human(s["size"]), s["note"])
+                    for s in samples if not s["valid"]})
+    if notes:
+        out.append("")
+        out.append("Runs without a sample (n/a above when no run of a size had one):")
+        out += ["  " + n for n in notes]
+    return out, bw, lat
+
+
+def cost_table(samples, env, reps):
+    rates = {t: [s["msg_rate_Mps"] * 1e6 for s in samples if s["tool"] == t and s["valid"]]
+             for t in ("ibmsg", "ibmsg_off")}
+    out = ["Cost of counting: ibmsg_send_bw -s 8, %d alternating pairs, one boot" % reps]
+    out += ["  " + l for l in env]
+    for t in ("ibmsg", "ibmsg_off"):
+        v = rates[t]
+        out.append("  %-40s median %s msg/s over %d runs (%s)" % (
+            LABEL[t] if t != "ibmsg" else "ibmsg, counting on (+ --counters session)",
+            "%.0f" % statistics.median(v) if v else "n/a", len(v),
+            " ".join("%.0f" % x for x in v)))
+    if rates["ibmsg"] and rates["ibmsg_off"]:
+        r = statistics.median(rates["ibmsg"]) / statistics.median(rates["ibmsg_off"])
+        spread = [abs(a / statistics.median(v) - 1) for v in rates.values() for a in v]
+        out.append("  ratio on/off of the medians: %.4f (%+.2f%%); run-to-run spread up to %.1f%%"
+                   % (r, (r - 1) * 100, max(spread) * 100))
+        if max(spread) > 0.01:
+            out.append("  target: within 1%%: not decidable in this boot: runs of one build "
+                       "differ by up to %.1f%% (noise of the emulated guest on its host)"
+                       % (max(spread) * 100))
+        else:
+            out.append("  target: within 1%%: %s" % ("met" if abs(r - 1) <= 0.01 else "NOT met"))
+    return out
+
+
+def plot(out, sizes, med, test):
+    tools = [t for t in TOOLS if any((t, z) in med for z in sizes)]
+    if not tools:
+        return None
+    for t in tools:
+        with open(os.path.join(out, "median_%s_%s.dat" % (test, t)), "w") as f:
+            for z in sizes:
+                if (t, z) in med:
+                    f.write("%d %.6g\n" % (z, med[(t, z)]))
+    png = os.path.join(out, "bandwidth.png" if test == "bw" else "latency.png")
+    title = ("Send bandwidth, one way (medians)" if test == "bw" else
+             "Send latency, half round trip, typical (medians)")
+    ylabel = "MB/s (2^20 B/s)" if test == "bw" else "microseconds"
+    script = [
+        "set terminal png size 900,600",
+        "set output '%s'" % png,
+        "set title '%s'" % title,
+        "set logscale x 2", "set logscale y",
+        "set xlabel 'message size (bytes)'", "set ylabel '%s'" % ylabel,
+        "set grid", "set key top left",
+        "set xrange [%g:%g]" % (sizes[0] / 1.5, sizes[-1] * 1.5),
+        "set xtics (%s)" % ", ".join("'%s' %d" % (human(z).replace(" ", ""), z) for z in sizes),
+        "plot " + ", ".join("'%s' using 1:2 with linespoints lw 2 title '%s'" % (
+            os.path.join(out, "median_%s_%s.dat" % (test, t)), LABEL[t]) for t in tools),
+    ]
+    subprocess.run(["gnuplot"], input="\n".join(script) + "\n", text=True, check=True)
+    return png
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if len(args) != 1:
+        print("usage: compare_report.py OUT [--no-plots] [--counters-cost]", file=sys.stderr)
+        return 2
+    out = args[0]
+    with open(os.path.join(out, "runs.tsv")) as f:
+        runs = [l.rstrip("\n").split("\t") for l in f if l.strip()]
+    samples = [parse_run(out, r) for r in runs]
+    with open(os.path.join(out, "samples.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w.writeheader()
+        for s in samples:
+            w.writerow({k: ("" if s.get(k) is None else s.get(k)) for k in FIELDS})
+    env = [l for l in read(os.path.join(out, "env.txt")).splitlines() if l]
+    mtu = [l for l in env if l.startswith("ib_active_mtu") or l.startswith("netdev")]
+    env_lines = ["set-up: " + "; ".join(l for l in env if l.startswith("device")) +
+                 "; " + "; ".join(mtu) + " (veth MTU 9000 gives IB MTU 4096)",
+                 "versions: " + "; ".join(l for l in env if l.startswith(("perftest", "ucx",
+                                                                         "kernel", "cpus")))]
+    reps = max([int(s["rep"]) for s in samples] or [0])
+    if "--counters-cost" in sys.argv:
+        lines = cost_table(samples, env_lines, reps)
+    else:
+        sizes = sorted({s["size"] for s in samples})
+        lines, bw, lat = compare_tables(samples, sizes, env_lines, reps)
+        if "--no-plots" not in sys.argv:
+            made = [p for p in (plot(out, sizes, bw, "bw"), plot(out, sizes, lat, "lat")) if p]
+            lines += ["", "Plots (log-log, one line per tool): " + ", ".join(made)]
+        lines += ["Raw samples: " + os.path.join(out, "samples.csv")]
+    with open(os.path.join(out, "table.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
