@@ -181,10 +181,10 @@ static void pvars_text_var(const pvars_var_t *v, int depth)
     }
 }
 
-static int pvars_text_category(const pvars_state_t *st, int index, int *path, int depth)
+/* Enters category index at depth of the walk (path: the categories above): a cycle or a tree
+ * deeper than PVARS_MAX_DEPTH is reported, not followed. */
+static int pvars_category_enter(const pvars_category_t *c, int index, int *path, int depth)
 {
-    const pvars_category_t *c = &st->categories[index];
-
     for (int i = 0; i < depth; i++) {
         if (path[i] == index) {
             return pvars_fail(IBMSG_T_ERR_INVALID, "category %s contains itself", c->name);
@@ -195,6 +195,17 @@ static int pvars_text_category(const pvars_state_t *st, int index, int *path, in
                           PVARS_MAX_DEPTH, c->name);
     }
     path[depth] = index;
+    return IBMSG_OK;
+}
+
+static int pvars_text_category(const pvars_state_t *st, int index, int *path, int depth)
+{
+    const pvars_category_t *c = &st->categories[index];
+    int rc = pvars_category_enter(c, index, path, depth);
+
+    if (rc != IBMSG_OK) {
+        return rc;
+    }
     printf("%*s[%s]%s%s\n", 2 * depth, "", c->name, c->desc[0] != '\0' ? " " : "", c->desc);
     for (int i = 0; i < c->num_cvars; i++) {
         pvars_text_var(&st->cvars[c->cvars[i]], depth + 1);
@@ -203,8 +214,7 @@ static int pvars_text_category(const pvars_state_t *st, int index, int *path, in
         pvars_text_var(&st->pvars[c->pvars[i]], depth + 1);
     }
     for (int i = 0; i < c->num_categories; i++) {
-        int rc = pvars_text_category(st, c->categories[i], path, depth + 1);
-
+        rc = pvars_text_category(st, c->categories[i], path, depth + 1);
         if (rc != IBMSG_OK) {
             return rc;
         }
@@ -346,17 +356,11 @@ static void pvars_json_var(const pvars_var_t *v, bool with_values)
 static int pvars_json_category(const pvars_state_t *st, int index, int *path, int depth)
 {
     const pvars_category_t *c = &st->categories[index];
+    int rc = pvars_category_enter(c, index, path, depth);
 
-    for (int i = 0; i < depth; i++) {
-        if (path[i] == index) {
-            return pvars_fail(IBMSG_T_ERR_INVALID, "category %s contains itself", c->name);
-        }
+    if (rc != IBMSG_OK) {
+        return rc;
     }
-    if (depth >= PVARS_MAX_DEPTH) {
-        return pvars_fail(IBMSG_T_ERR_INVALID, "categories nested deeper than %d at %s",
-                          PVARS_MAX_DEPTH, c->name);
-    }
-    path[depth] = index;
     printf("{\"index\":%d,\"name\":", index);
     pvars_json_string(c->name);
     printf(",\"desc\":");
@@ -373,8 +377,6 @@ static int pvars_json_category(const pvars_state_t *st, int index, int *path, in
     }
     printf("],\"categories\":[");
     for (int i = 0; i < c->num_categories; i++) {
-        int rc;
-
         printf("%s", i > 0 ? "," : "");
         rc = pvars_json_category(st, c->categories[i], path, depth + 1);
         if (rc != IBMSG_OK) {
