@@ -7,19 +7,7 @@
 
 int PMPI_T_category_get_num(int *num_cat)
 {
-    if (num_cat == NULL) {
-        return mpit_is_initialized() ? MPI_T_ERR_INVALID : MPI_T_ERR_NOT_INITIALIZED;
-    }
-    int rc = mpit_enter();
-    if (rc != MPI_SUCCESS) {
-        return rc;
-    }
-    rc = mpit_sync(MPIT_KIND_CATEGORY);
-    if (rc == MPI_SUCCESS) {
-        *num_cat = mpit_layer.maps[MPIT_KIND_CATEGORY].num;
-    }
-    mpit_leave();
-    return rc;
+    return mpit_view_num(MPIT_KIND_CATEGORY, num_cat);
 }
 MPIT_ALIAS(category_get_num);
 
@@ -69,32 +57,7 @@ MPIT_ALIAS(category_get_info);
 
 int PMPI_T_category_get_index(const char *name, int *cat_index)
 {
-    if (name == NULL || cat_index == NULL) {
-        return mpit_is_initialized() ? MPI_T_ERR_INVALID : MPI_T_ERR_NOT_INITIALIZED;
-    }
-    int rc = mpit_enter();
-    if (rc != MPI_SUCCESS) {
-        return rc;
-    }
-    int view = -1;
-    int native = mpit_ib_index(MPIT_KIND_CATEGORY, name, 0);
-    if (native >= 0) {
-        view = mpit_to_view(MPIT_KIND_CATEGORY, MPIT_SIDE_IBMSG, native);
-    } else if (mpit_layer.have_mpi) {
-        rc = mpit_layer.mpi.category_get_index(name, &native);
-        if (rc == MPI_SUCCESS) {
-            view = mpit_to_view(MPIT_KIND_CATEGORY, MPIT_SIDE_MPI, native);
-        }
-    }
-    if (rc == MPI_SUCCESS) {
-        if (view >= 0) {
-            *cat_index = view;
-        } else {
-            rc = MPI_T_ERR_INVALID_NAME;
-        }
-    }
-    mpit_leave();
-    return rc;
+    return mpit_view_index(MPIT_KIND_CATEGORY, name, cat_index);
 }
 MPIT_ALIAS(category_get_index);
 

@@ -6,19 +6,7 @@
 
 int PMPI_T_cvar_get_num(int *num_cvar)
 {
-    if (num_cvar == NULL) {
-        return mpit_is_initialized() ? MPI_T_ERR_INVALID : MPI_T_ERR_NOT_INITIALIZED;
-    }
-    int rc = mpit_enter();
-    if (rc != MPI_SUCCESS) {
-        return rc;
-    }
-    rc = mpit_sync(MPIT_KIND_CVAR);
-    if (rc == MPI_SUCCESS) {
-        *num_cvar = mpit_layer.maps[MPIT_KIND_CVAR].num;
-    }
-    mpit_leave();
-    return rc;
+    return mpit_view_num(MPIT_KIND_CVAR, num_cvar);
 }
 MPIT_ALIAS(cvar_get_num);
 
@@ -75,32 +63,7 @@ MPIT_ALIAS(cvar_get_info);
 
 int PMPI_T_cvar_get_index(const char *name, int *cvar_index)
 {
-    if (name == NULL || cvar_index == NULL) {
-        return mpit_is_initialized() ? MPI_T_ERR_INVALID : MPI_T_ERR_NOT_INITIALIZED;
-    }
-    int rc = mpit_enter();
-    if (rc != MPI_SUCCESS) {
-        return rc;
-    }
-    int view = -1;
-    int native = mpit_ib_index(MPIT_KIND_CVAR, name, 0);
-    if (native >= 0) {
-        view = mpit_to_view(MPIT_KIND_CVAR, MPIT_SIDE_IBMSG, native);
-    } else if (mpit_layer.have_mpi) {
-        rc = mpit_layer.mpi.cvar_get_index(name, &native);
-        if (rc == MPI_SUCCESS) {
-            view = mpit_to_view(MPIT_KIND_CVAR, MPIT_SIDE_MPI, native);
-        }
-    }
-    if (rc == MPI_SUCCESS) {
-        if (view >= 0) {
-            *cvar_index = view;
-        } else {
-            rc = MPI_T_ERR_INVALID_NAME;
-        }
-    }
-    mpit_leave();
-    return rc;
+    return mpit_view_index(MPIT_KIND_CVAR, name, cvar_index);
 }
 MPIT_ALIAS(cvar_get_index);
 
@@ -185,14 +148,25 @@ int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
 }
 MPIT_ALIAS(cvar_handle_free);
 
-int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
+/*
+ * The entry of a handle for read and write, the hot path: no lock. MPI_SUCCESS with *out, or
+ * the error of the call.
+ */
+static UTIL_ALWAYS_INLINE int cvar_handle_get(MPI_T_cvar_handle handle, mpit_cvar_handle_t **out)
 {
     if (util_unlikely(!mpit_is_initialized())) {
         return MPI_T_ERR_NOT_INITIALIZED;
     }
-    mpit_cvar_handle_t *h = mpit_slots_get(&mpit_layer.cvar_handles, (uintptr_t)handle);
-    if (util_unlikely(h == NULL)) {
-        return MPI_T_ERR_INVALID_HANDLE;
+    *out = mpit_slots_get(&mpit_layer.cvar_handles, (uintptr_t)handle);
+    return util_likely(*out != NULL) ? MPI_SUCCESS : MPI_T_ERR_INVALID_HANDLE;
+}
+
+int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
+{
+    mpit_cvar_handle_t *h;
+    int rc = cvar_handle_get(handle, &h);
+    if (util_unlikely(rc != MPI_SUCCESS)) {
+        return rc;
     }
     if (h->side == MPIT_SIDE_MPI) {
         return mpit_layer.mpi.cvar_read(h->mpi, buf);
@@ -203,12 +177,10 @@ MPIT_ALIAS(cvar_read);
 
 int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 {
-    if (util_unlikely(!mpit_is_initialized())) {
-        return MPI_T_ERR_NOT_INITIALIZED;
-    }
-    mpit_cvar_handle_t *h = mpit_slots_get(&mpit_layer.cvar_handles, (uintptr_t)handle);
-    if (util_unlikely(h == NULL)) {
-        return MPI_T_ERR_INVALID_HANDLE;
+    mpit_cvar_handle_t *h;
+    int rc = cvar_handle_get(handle, &h);
+    if (util_unlikely(rc != MPI_SUCCESS)) {
+        return rc;
     }
     if (h->side == MPIT_SIDE_MPI) {
         return mpit_layer.mpi.cvar_write(h->mpi, buf);

@@ -4,12 +4,14 @@
  * category.c). Without an MPI library, ibmsg's (empty) event list and its one timestamp source
  * are served. Only built against an MPI-4 mpi.h.
  */
+#include <stdbool.h>
+
 #include "mpit/layer.h"
 
 #if MPIT_HAVE_EVENTS
 
-/* Forward to the MPI library, or fail with err when there is none. */
-#define EVENT_FORWARD(name, err, ...)                             \
+/* Forward to the MPI library, or return fallback (evaluated only then) when there is none. */
+#define EVENT_FORWARD(name, fallback, ...)                        \
     do {                                                          \
         if (!mpit_is_initialized()) {                             \
             return MPI_T_ERR_NOT_INITIALIZED;                     \
@@ -17,18 +19,12 @@
         if (mpit_layer.have_mpi && mpit_layer.mpi.name != NULL) { \
             return mpit_layer.mpi.name(__VA_ARGS__);              \
         }                                                         \
-        return (err);                                             \
+        return (fallback);                                        \
     } while (0)
 
 int PMPI_T_event_get_num(int *num_events)
 {
-    if (!mpit_is_initialized()) {
-        return MPI_T_ERR_NOT_INITIALIZED;
-    }
-    if (mpit_layer.have_mpi && mpit_layer.mpi.event_get_num != NULL) {
-        return mpit_layer.mpi.event_get_num(num_events);
-    }
-    return mpit_map_error(ibmsg_t_event_get_num(num_events));
+    EVENT_FORWARD(event_get_num, mpit_map_error(ibmsg_t_event_get_num(num_events)), num_events);
 }
 MPIT_ALIAS(event_get_num);
 
@@ -136,13 +132,7 @@ MPIT_ALIAS(event_get_source);
 
 int PMPI_T_source_get_num(int *num_sources)
 {
-    if (!mpit_is_initialized()) {
-        return MPI_T_ERR_NOT_INITIALIZED;
-    }
-    if (mpit_layer.have_mpi && mpit_layer.mpi.source_get_num != NULL) {
-        return mpit_layer.mpi.source_get_num(num_sources);
-    }
-    return mpit_map_error(ibmsg_t_source_get_num(num_sources));
+    EVENT_FORWARD(source_get_num, mpit_map_error(ibmsg_t_source_get_num(num_sources)), num_sources);
 }
 MPIT_ALIAS(source_get_num);
 
@@ -198,8 +188,11 @@ int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp)
 }
 MPIT_ALIAS(source_get_timestamp);
 
-/* Members of kind event: event indices are the MPI library's, so only the category is mapped. */
-int PMPI_T_category_get_num_events(int cat_index, int *num_events)
+/*
+ * Members of kind event: event indices are the MPI library's, so only the category is mapped.
+ * count: their number to *out (get_num_events); else up to len of their indices (get_events).
+ */
+static int category_events(int cat_index, bool count, int len, int *out)
 {
     mpit_side_t side;
     int native;
@@ -208,40 +201,33 @@ int PMPI_T_category_get_num_events(int cat_index, int *num_events)
         return rc;
     }
     rc = mpit_lookup(MPIT_KIND_CATEGORY, cat_index, &side, &native);
-    if (rc == MPI_SUCCESS) {
-        if (side == MPIT_SIDE_MPI) {
+    if (rc == MPI_SUCCESS && side == MPIT_SIDE_MPI) {
+        if (count) {
             rc = mpit_layer.mpi.category_get_num_events != NULL
-                     ? mpit_layer.mpi.category_get_num_events(native, num_events)
+                     ? mpit_layer.mpi.category_get_num_events(native, out)
                      : MPI_T_ERR_INVALID_INDEX;
         } else {
-            rc = mpit_map_error(ibmsg_t_category_get_num_events(native, num_events));
+            rc = mpit_layer.mpi.category_get_events != NULL
+                     ? mpit_layer.mpi.category_get_events(native, len, out)
+                     : MPI_T_ERR_INVALID_INDEX;
         }
+    } else if (rc == MPI_SUCCESS) {
+        rc = mpit_map_error(count ? ibmsg_t_category_get_num_events(native, out)
+                                  : ibmsg_t_category_get_events(native, len, out));
     }
     mpit_leave();
     return rc;
+}
+
+int PMPI_T_category_get_num_events(int cat_index, int *num_events)
+{
+    return category_events(cat_index, true, 0, num_events);
 }
 MPIT_ALIAS(category_get_num_events);
 
 int PMPI_T_category_get_events(int cat_index, int len, int indices[])
 {
-    mpit_side_t side;
-    int native;
-    int rc = mpit_enter();
-    if (rc != MPI_SUCCESS) {
-        return rc;
-    }
-    rc = mpit_lookup(MPIT_KIND_CATEGORY, cat_index, &side, &native);
-    if (rc == MPI_SUCCESS) {
-        if (side == MPIT_SIDE_MPI) {
-            rc = mpit_layer.mpi.category_get_events != NULL
-                     ? mpit_layer.mpi.category_get_events(native, len, indices)
-                     : MPI_T_ERR_INVALID_INDEX;
-        } else {
-            rc = mpit_map_error(ibmsg_t_category_get_events(native, len, indices));
-        }
-    }
-    mpit_leave();
-    return rc;
+    return category_events(cat_index, false, len, indices);
 }
 MPIT_ALIAS(category_get_events);
 

@@ -154,6 +154,15 @@ int mpit_ib_category_members(int native, mpit_kind_t kind, int **out, int *num);
 /** The native ibmsg index of a view name of kind, or -1 (lock held); var_class for pvars. */
 int mpit_ib_index(mpit_kind_t kind, const char *view_name, int ib_class);
 
+/** MPI_T_{cvar,pvar,category}_get_num: the number of view items of kind. MPI error code. */
+int mpit_view_num(mpit_kind_t kind, int *num);
+
+/**
+ * MPI_T_{cvar,category}_get_index: the view index of name (kind MPIT_KIND_CVAR or
+ * MPIT_KIND_CATEGORY), ibmsg's side first. MPI error code (MPI_T_ERR_INVALID_NAME: no such name).
+ */
+int mpit_view_index(mpit_kind_t kind, const char *name, int *index);
+
 /** MPICH: make our MPI_T_PVAR_ALL_HANDLES object look like libmpich's (see all_handles.c). */
 void mpit_all_handles_adopt(void);
 

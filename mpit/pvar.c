@@ -7,19 +7,7 @@
 
 int PMPI_T_pvar_get_num(int *num_pvar)
 {
-    if (num_pvar == NULL) {
-        return mpit_is_initialized() ? MPI_T_ERR_INVALID : MPI_T_ERR_NOT_INITIALIZED;
-    }
-    int rc = mpit_enter();
-    if (rc != MPI_SUCCESS) {
-        return rc;
-    }
-    rc = mpit_sync(MPIT_KIND_PVAR);
-    if (rc == MPI_SUCCESS) {
-        *num_pvar = mpit_layer.maps[MPIT_KIND_PVAR].num;
-    }
-    mpit_leave();
-    return rc;
+    return mpit_view_num(MPIT_KIND_PVAR, num_pvar);
 }
 MPIT_ALIAS(pvar_get_num);
 
@@ -345,110 +333,80 @@ static UTIL_COLD int pvar_bad_handle(MPI_T_pvar_session session)
 
 typedef enum pvar_op { PVAR_START, PVAR_STOP, PVAR_RESET } pvar_op_t;
 
+/* start/stop/reset on the MPI side (a handle, or MPI_T_PVAR_ALL_HANDLES): the MPI's code. */
+static int pvar_op_mpi(MPI_T_pvar_session session, MPI_T_pvar_handle handle, pvar_op_t op)
+{
+    switch (op) {
+    case PVAR_START:
+        return mpit_layer.mpi.pvar_start(session, handle);
+    case PVAR_STOP:
+        return mpit_layer.mpi.pvar_stop(session, handle);
+    default:
+        return mpit_layer.mpi.pvar_reset(session, handle);
+    }
+}
+
+/* start/stop/reset on the ibmsg side (a handle, or IBMSG_T_PVAR_ALL_HANDLES): ibmsg's code. */
+static int pvar_op_ib(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle, pvar_op_t op)
+{
+    switch (op) {
+    case PVAR_START:
+        return ibmsg_t_pvar_start(session, handle);
+    case PVAR_STOP:
+        return ibmsg_t_pvar_stop(session, handle);
+    default:
+        return ibmsg_t_pvar_reset(session, handle);
+    }
+}
+
 /* start/stop/reset of every handle of a session, on both sides. */
 static int pvar_all_handles(MPI_T_pvar_session session, pvar_op_t op)
 {
     mpit_session_t *s = pvar_session_get(session);
     int rc = MPI_SUCCESS;
-    int ib_rc;
 
     if (s == NULL) {
         return pvar_bad_handle(session);
     }
     if (mpit_layer.have_mpi) {
-        switch (op) {
-        case PVAR_START:
-            rc = mpit_layer.mpi.pvar_start(s->mpi, MPI_T_PVAR_ALL_HANDLES);
-            break;
-        case PVAR_STOP:
-            rc = mpit_layer.mpi.pvar_stop(s->mpi, MPI_T_PVAR_ALL_HANDLES);
-            break;
-        case PVAR_RESET:
-            rc = mpit_layer.mpi.pvar_reset(s->mpi, MPI_T_PVAR_ALL_HANDLES);
-            break;
-        }
+        rc = pvar_op_mpi(s->mpi, MPI_T_PVAR_ALL_HANDLES, op);
     }
-    switch (op) {
-    case PVAR_START:
-        ib_rc = ibmsg_t_pvar_start(s->ib, IBMSG_T_PVAR_ALL_HANDLES);
-        break;
-    case PVAR_STOP:
-        ib_rc = ibmsg_t_pvar_stop(s->ib, IBMSG_T_PVAR_ALL_HANDLES);
-        break;
-    default:
-        ib_rc = ibmsg_t_pvar_reset(s->ib, IBMSG_T_PVAR_ALL_HANDLES);
-        break;
-    }
+    int ib_rc = pvar_op_ib(s->ib, IBMSG_T_PVAR_ALL_HANDLES, op);
     /* The MPI's error first, unchanged; then ours. */
     return rc != MPI_SUCCESS ? rc : mpit_map_error(ib_rc);
 }
 
-/* start/stop/reset of one ibmsg-side handle. */
-static int pvar_op_ib(mpit_pvar_handle_t *h, pvar_op_t op)
-{
-    int rc;
-    switch (op) {
-    case PVAR_START:
-        rc = ibmsg_t_pvar_start(h->ib_session, h->ib);
-        break;
-    case PVAR_STOP:
-        rc = ibmsg_t_pvar_stop(h->ib_session, h->ib);
-        break;
-    default:
-        rc = ibmsg_t_pvar_reset(h->ib_session, h->ib);
-        break;
-    }
-    return mpit_map_error(rc);
-}
-
-int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
+/* MPI_T_pvar_start/stop/reset: one handle, or every handle of the session. */
+static int pvar_op(MPI_T_pvar_session session, MPI_T_pvar_handle handle, pvar_op_t op)
 {
     if (handle == MPI_T_PVAR_ALL_HANDLES) {
-        return mpit_is_initialized() ? pvar_all_handles(session, PVAR_START)
-                                     : MPI_T_ERR_NOT_INITIALIZED;
+        return mpit_is_initialized() ? pvar_all_handles(session, op) : MPI_T_ERR_NOT_INITIALIZED;
     }
     mpit_pvar_handle_t *h = pvar_handle_get(session, handle);
     if (util_unlikely(h == NULL || !mpit_is_initialized())) {
         return pvar_bad_handle(session);
     }
     if (h->side == MPIT_SIDE_MPI) {
-        return mpit_layer.mpi.pvar_start(h->mpi_session, h->mpi);
+        return pvar_op_mpi(h->mpi_session, h->mpi, op);
     }
-    return pvar_op_ib(h, PVAR_START);
+    return mpit_map_error(pvar_op_ib(h->ib_session, h->ib, op));
+}
+
+int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
+{
+    return pvar_op(session, handle, PVAR_START);
 }
 MPIT_ALIAS(pvar_start);
 
 int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
-    if (handle == MPI_T_PVAR_ALL_HANDLES) {
-        return mpit_is_initialized() ? pvar_all_handles(session, PVAR_STOP)
-                                     : MPI_T_ERR_NOT_INITIALIZED;
-    }
-    mpit_pvar_handle_t *h = pvar_handle_get(session, handle);
-    if (util_unlikely(h == NULL || !mpit_is_initialized())) {
-        return pvar_bad_handle(session);
-    }
-    if (h->side == MPIT_SIDE_MPI) {
-        return mpit_layer.mpi.pvar_stop(h->mpi_session, h->mpi);
-    }
-    return pvar_op_ib(h, PVAR_STOP);
+    return pvar_op(session, handle, PVAR_STOP);
 }
 MPIT_ALIAS(pvar_stop);
 
 int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
-    if (handle == MPI_T_PVAR_ALL_HANDLES) {
-        return mpit_is_initialized() ? pvar_all_handles(session, PVAR_RESET)
-                                     : MPI_T_ERR_NOT_INITIALIZED;
-    }
-    mpit_pvar_handle_t *h = pvar_handle_get(session, handle);
-    if (util_unlikely(h == NULL || !mpit_is_initialized())) {
-        return pvar_bad_handle(session);
-    }
-    if (h->side == MPIT_SIDE_MPI) {
-        return mpit_layer.mpi.pvar_reset(h->mpi_session, h->mpi);
-    }
-    return pvar_op_ib(h, PVAR_RESET);
+    return pvar_op(session, handle, PVAR_RESET);
 }
 MPIT_ALIAS(pvar_reset);
 
