@@ -31,7 +31,15 @@ extern "C" {
     X(timeout, "verbs_timeout", 14, 1, 31, "RC local ACK timeout, 4.096 us * 2^value")         \
     X(retry_cnt, "verbs_retry_cnt", 7, 0, 7, "RC transport retries")                           \
     X(rnr_retry, "verbs_rnr_retry", 7, 0, 7, "RC RNR retries (7: forever; credits avoid RNR)") \
-    X(min_rnr_timer, "verbs_min_rnr_timer", 12, 0, 31, "RC minimal RNR NAK timer (IB encoding)")
+    X(min_rnr_timer, "verbs_min_rnr_timer", 12, 0, 31, "RC minimal RNR NAK timer (IB encoding)") \
+    X(reg_cache, "verbs_reg_cache", 1, 0, 1,                                                   \
+      "1: keep registrations of user buffers in a cache; 0: register for every transfer")      \
+    X(reg_cache_max_entries, "verbs_reg_cache_max_entries", 1024, 1, 1048576,                  \
+      "registrations the cache keeps at most")                                                 \
+    X(reg_cache_max_bytes, "verbs_reg_cache_max_bytes", 1073741824, 4096, 1099511627776,        \
+      "bytes of user memory the cache keeps registered at most")                               \
+    X(rndv_chunk, "core_rndv_chunk", 0, 0, 1073741824,                                         \
+      "largest RDMA READ of the rendezvous protocol; 0: the port's max message size")
 
 #define CORE_CONFIG_DEVICE_MAX 64
 

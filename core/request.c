@@ -117,6 +117,9 @@ int ibmsg_request_cancel(ibmsg_request_t req)
     if (req->state != CORE_REQ_POSTED) {
         return IBMSG_OK; /* already complete */
     }
+    if (req->rndv.active) {
+        return IBMSG_OK; /* a rendezvous in flight (data moving): it completes normally */
+    }
     if (req->type == CORE_REQ_RECV) {
         core_mq_remove_posted(&req->ctx->mq, &req->mq);
     } else {
