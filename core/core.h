@@ -133,7 +133,7 @@ struct ibmsg_context_s {
     uint32_t scq_reserved;
     uint32_t rcq_reserved;
     uint32_t eager_limit;
-    uint32_t buf_size; /* header + eager limit */
+    uint32_t buf_size;      /* header + eager limit */
     verbs_rcache_t *rcache; /* registrations of user buffers (rendezvous) */
 };
 

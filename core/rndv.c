@@ -49,8 +49,8 @@ static UTIL_COLD void rndv_reject(ibmsg_ep_t ep, const char *what, const core_wi
     if (ep->rndv.rejected_logged++ < 8) {
         util_error("qp 0x%x: rejected a rendezvous %s (id %u, addr 0x%llx, length %llu, rkey "
                    "0x%x): no such outstanding transfer",
-                   ep->qpn, what, b->id, (unsigned long long)b->addr,
-                   (unsigned long long)b->length, b->rkey);
+                   ep->qpn, what, b->id, (unsigned long long)b->addr, (unsigned long long)b->length,
+                   b->rkey);
     }
 }
 
@@ -199,8 +199,8 @@ void core_rndv_pull(ibmsg_ep_t ep, struct ibmsg_request_s *req, uint64_t tag,
         r->error = IBMSG_ERR_TRUNCATED;
     }
     if (r->want > 0) {
-        int status = verbs_rcache_get(ep->ctx->rcache, req->buf, r->want,
-                                      VERBS_ACCESS_LOCAL_WRITE, &r->reg);
+        int status =
+            verbs_rcache_get(ep->ctx->rcache, req->buf, r->want, VERBS_ACCESS_LOCAL_WRITE, &r->reg);
         if (status != IBMSG_OK) {
             r->reg = NULL;
             r->error = status;
@@ -227,7 +227,8 @@ void core_rndv_read_done(ibmsg_ep_t ep, struct ibmsg_request_s *req, int wc_stat
 
     ep->rndv.reads_out--;
     r->reads_out--;
-    if (wc_status != VERBS_WC_SUCCESS && (r->error == IBMSG_OK || r->error == IBMSG_ERR_TRUNCATED)) {
+    if (wc_status != VERBS_WC_SUCCESS &&
+        (r->error == IBMSG_OK || r->error == IBMSG_ERR_TRUNCATED)) {
         r->error = IBMSG_ERR_PEER_FAILED; /* the endpoint fails next and stops the pull */
     }
     /* posted < want: still queued for more READs (core_rndv_ep_fail takes it out on error). */

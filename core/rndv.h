@@ -55,9 +55,9 @@ typedef struct core_rndv_req {
     uint64_t posted;       /* receives: bytes whose READ is posted */
     uint32_t rkey;         /* the sender's key (receives: to read; sends: checked in the FIN) */
     uint32_t id;
-    uint32_t reads_out; /* receives: READs posted and not complete */
-    uint8_t active;     /* between RTS and FIN: not cancellable */
-    int error;          /* receives: the completion status once the reads are done */
+    uint32_t reads_out;           /* receives: READs posted and not complete */
+    uint8_t active;               /* between RTS and FIN: not cancellable */
+    int error;                    /* receives: the completion status once the reads are done */
     struct ibmsg_request_s *next; /* receives: the endpoint's queue of pulls to post */
 } core_rndv_req_t;
 
@@ -66,12 +66,12 @@ typedef struct core_rndv_ep {
     struct ibmsg_request_s **tx; /* sends awaiting FIN, by id % CORE_RNDV_MAX */
     core_wire_rndv_t *fin;       /* FINs waiting for a credit, ring of CORE_RNDV_MAX */
     uint32_t fin_head, fin_tail;
-    uint32_t tx_next_id;    /* id of the next RTS sent */
-    uint32_t rx_next_id;    /* id the next RTS received must carry */
-    uint32_t rx_active;     /* RTS accepted whose FIN is not posted yet */
-    uint32_t reads_out;     /* READs outstanding on the QP */
-    uint32_t reads_max;     /* the QP's max_rd_atomic */
-    uint32_t chunk;         /* largest READ */
+    uint32_t tx_next_id; /* id of the next RTS sent */
+    uint32_t rx_next_id; /* id the next RTS received must carry */
+    uint32_t rx_active;  /* RTS accepted whose FIN is not posted yet */
+    uint32_t reads_out;  /* READs outstanding on the QP */
+    uint32_t reads_max;  /* the QP's max_rd_atomic */
+    uint32_t chunk;      /* largest READ */
     uint64_t rejected_logged;
     struct ibmsg_request_s *pull_head, *pull_tail; /* receives with READs to post, in order */
 } core_rndv_ep_t;

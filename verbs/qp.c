@@ -249,8 +249,8 @@ int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigne
     return IBMSG_OK;
 }
 
-int verbs_qp_post_read(verbs_qp_t *qp, uint64_t laddr, uint32_t lkey, uint32_t len,
-                       uint64_t raddr, uint32_t rkey, unsigned flags, uint64_t wr_id)
+int verbs_qp_post_read(verbs_qp_t *qp, uint64_t laddr, uint32_t lkey, uint32_t len, uint64_t raddr,
+                       uint32_t rkey, unsigned flags, uint64_t wr_id)
 {
     struct ibv_sge sg = {.addr = laddr, .length = len, .lkey = lkey};
     struct ibv_send_wr wr, *bad;
@@ -266,8 +266,8 @@ int verbs_qp_post_read(verbs_qp_t *qp, uint64_t laddr, uint32_t lkey, uint32_t l
     wr.wr.rdma.rkey = rkey;
     ret = ibv_post_send(qp->qp, &wr, &bad);
     if (util_unlikely(ret != 0)) {
-        util_error("qp 0x%x: ibv_post_send (RDMA READ of %u bytes) failed: %s", qp->qp->qp_num,
-                   len, strerror(ret));
+        util_error("qp 0x%x: ibv_post_send (RDMA READ of %u bytes) failed: %s", qp->qp->qp_num, len,
+                   strerror(ret));
         return ret == ENOMEM ? IBMSG_ERR_NO_RESOURCE : verbs_errno_status(ret);
     }
     return IBMSG_OK;

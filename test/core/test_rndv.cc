@@ -130,7 +130,10 @@ struct RndvTest : ::testing::Test {
         return cnt_read(ctx->cnt, id, what);
     }
     // READs one message of len bytes takes.
-    uint64_t reads(size_t len) const { return (len + a->rndv.chunk - 1) / a->rndv.chunk; }
+    uint64_t reads(size_t len) const
+    {
+        return (len + a->rndv.chunk - 1) / a->rndv.chunk;
+    }
 
     // Send len bytes of pattern seed from `out` (filled here) over from -> to into `in`
     // (inlen bytes, guard bytes after it checked); the receive is posted first.
@@ -140,8 +143,7 @@ struct RndvTest : ::testing::Test {
         fill(out, len, tag);
         ibmsg_tag_status_t st{};
         ibmsg_request_t rreq, sreq;
-        ASSERT_EQ(ibmsg_tag_irecv(ctx, to, in, inlen, tag, IBMSG_TAG_MASK_EXACT, &rreq),
-                  IBMSG_OK);
+        ASSERT_EQ(ibmsg_tag_irecv(ctx, to, in, inlen, tag, IBMSG_TAG_MASK_EXACT, &rreq), IBMSG_OK);
         ASSERT_EQ(ibmsg_tag_isend(from, out, len, tag, &sreq), IBMSG_OK);
         ASSERT_EQ(ibmsg_request_wait(&rreq, &st), expect) << len << " bytes";
         ASSERT_EQ(ibmsg_request_wait(&sreq, nullptr), IBMSG_OK) << len << " bytes";
@@ -159,8 +161,8 @@ std::vector<size_t> all_sizes(size_t limit)
     for (size_t p = 1; p <= 8 * kMiB; p *= 2) {
         s.push_back(p);
     }
-    for (size_t odd : {size_t(8191), size_t(8193), size_t(65537), size_t(1048577), limit - 1,
-                       limit, limit + 1, size_t(3 * kMiB + 5), 8 * kMiB - 1}) {
+    for (size_t odd : {size_t(8191), size_t(8193), size_t(65537), size_t(1048577), limit - 1, limit,
+                       limit + 1, size_t(3 * kMiB + 5), 8 * kMiB - 1}) {
         s.push_back(odd);
     }
     return s;
@@ -397,8 +399,7 @@ TEST_F(RndvTest, FreedAndReallocatedBuffersNeverSendStaleData)
     ASSERT_NE(p, MAP_FAILED);
     transfer(a, b, static_cast<uint8_t *>(p), len, in.data(), len, 80);
     ASSERT_EQ(munmap(p, len), 0);
-    void *q =
-        mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    void *q = mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
     ASSERT_EQ(q, p);
     transfer(a, b, static_cast<uint8_t *>(q), len, in.data(), len, 81);
     EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_INVALIDATIONS), inval + 1);
@@ -430,11 +431,11 @@ TEST_F(RndvTest, MalformedRtsAndFinAreRejectedAndCounted)
     const uint32_t rkey = sreq->rndv.rkey;
     const uint64_t addr = uintptr_t(out.data());
     core_wire_rndv_t bad[] = {
-        {addr, out.size(), rkey ^ 1, 0},          // another key
-        {addr + 8, out.size(), rkey, 0},          // another address
-        {addr, out.size() + 1, rkey, 0},          // more bytes than the message
-        {addr, out.size(), rkey, 1},              // an id not outstanding
-        {addr, out.size(), rkey, CORE_RNDV_MAX},  // same slot, another id
+        {addr, out.size(), rkey ^ 1, 0},         // another key
+        {addr + 8, out.size(), rkey, 0},         // another address
+        {addr, out.size() + 1, rkey, 0},         // more bytes than the message
+        {addr, out.size(), rkey, 1},             // an id not outstanding
+        {addr, out.size(), rkey, CORE_RNDV_MAX}, // same slot, another id
     };
     // Forge FINs from b (header-valid, so only the rendezvous check can refuse them).
     auto inject = [&](uint8_t type, uint64_t tag, const core_wire_rndv_t &body) {
@@ -457,8 +458,7 @@ TEST_F(RndvTest, MalformedRtsAndFinAreRejectedAndCounted)
 
     // The real receive completes both sides; replaying its FIN is then refused.
     ibmsg_tag_status_t st{};
-    ASSERT_EQ(ibmsg_tag_recv(ctx, b, in.data(), in.size(), 1, IBMSG_TAG_MASK_EXACT, &st),
-              IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_recv(ctx, b, in.data(), in.size(), 1, IBMSG_TAG_MASK_EXACT, &st), IBMSG_OK);
     ASSERT_EQ(ibmsg_request_wait(&sreq, nullptr), IBMSG_OK);
     EXPECT_EQ(first_bad(in.data(), in.size(), 1), in.size());
     inject(CORE_WIRE_FIN, 0, core_wire_rndv_t{addr, out.size(), rkey, 0});

@@ -101,7 +101,10 @@ struct RegCacheTest : ::testing::Test {
         p.page_size = kPage;
         ASSERT_EQ(verbs_rcache_create(&kOps, &fake, &p, cnt, &rc), IBMSG_OK);
     }
-    uint64_t c(cnt_id_t id) const { return cnt_read(cnt, id, CNT_READ_VALUE); }
+    uint64_t c(cnt_id_t id) const
+    {
+        return cnt_read(cnt, id, CNT_READ_VALUE);
+    }
     int64_t level(cnt_id_t id, cnt_read_what_t w = CNT_READ_VALUE) const
     {
         return (int64_t)cnt_read(cnt, id, w);
@@ -109,8 +112,7 @@ struct RegCacheTest : ::testing::Test {
     verbs_reg_t *get(uintptr_t addr, size_t len, unsigned access = VERBS_ACCESS_REMOTE_READ)
     {
         verbs_reg_t *r = nullptr;
-        EXPECT_EQ(verbs_rcache_get(rc, reinterpret_cast<void *>(addr), len, access, &r),
-                  IBMSG_OK);
+        EXPECT_EQ(verbs_rcache_get(rc, reinterpret_cast<void *>(addr), len, access, &r), IBMSG_OK);
         return r;
     }
 };
