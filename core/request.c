@@ -124,6 +124,10 @@ int ibmsg_request_cancel(ibmsg_request_t req)
         core_mq_remove_posted(&req->ctx->mq, &req->mq);
     } else {
         core_mq_list_remove(&req->mq);
+        if (req->rndv.reg != NULL) { /* registered for an RTS still queued */
+            verbs_rcache_put(req->ctx->rcache, req->rndv.reg);
+            req->rndv.reg = NULL;
+        }
     }
     req->status.length = req->type == CORE_REQ_SEND ? req->len : 0;
     core_req_complete(req, IBMSG_ERR_CANCELED);

@@ -227,6 +227,7 @@ void core_rndv_read_done(ibmsg_ep_t ep, struct ibmsg_request_s *req, int wc_stat
 
     ep->rndv.reads_out--;
     r->reads_out--;
+    core_level_add(ep->ctx->cnt, CNT_CORE_RNDV_READS_OUTSTANDING, -1);
     if (wc_status != VERBS_WC_SUCCESS &&
         (r->error == IBMSG_OK || r->error == IBMSG_ERR_TRUNCATED)) {
         r->error = IBMSG_ERR_PEER_FAILED; /* the endpoint fails next and stops the pull */
@@ -269,6 +270,7 @@ static void pull_service(ibmsg_ep_t ep)
             ep->signals_outstanding++;
             rv->reads_out++;
             r->reads_out++;
+            core_level_add(ep->ctx->cnt, CNT_CORE_RNDV_READS_OUTSTANDING, 1);
             r->posted += n;
             core_cnt_inc(ep->cnt, CNT_CORE_RNDV_READS_POSTED);
             core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);

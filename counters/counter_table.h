@@ -116,7 +116,9 @@
       TUNER_BASIC, "reg_cache",                                                                    \
       "Cached registrations dropped because their addresses map other pages now (freed memory)")  \
     X(VERBS_REG_BYTES, "verbs_reg_bytes", LEVEL_WM, CONTEXT, TUNER_BASIC, "reg_cache",             \
-      "Bytes of user memory registered now (cached or in use by a transfer)")
+      "Bytes of user memory registered now (cached or in use by a transfer)")                      \
+    X(CORE_RNDV_READS_OUTSTANDING, "core_rndv_reads_outstanding", LEVEL_WM, CONTEXT, TUNER_DETAIL, \
+      "rendezvous", "RDMA READs posted and not complete (per endpoint at most its max_rd_atomic)")
 /* clang-format on */
 
 #endif

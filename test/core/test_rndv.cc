@@ -222,6 +222,21 @@ TEST_F(RndvTest, ReadsSplitByChunk)
     EXPECT_EQ(cnt(CNT_CORE_RNDV_BYTES_RECVD), 2 * kMiB + 1);
 }
 
+TEST_F(RndvTest, ReadsInFlightStayWithinTheQpLimit)
+{
+    open({{"core_rndv_chunk", "4096"}});
+    // 4 MiB in 4 KiB READs: far more than the QP may have outstanding.
+    std::vector<uint8_t> out(4 * kMiB), in(4 * kMiB);
+    transfer(a, b, out.data(), out.size(), in.data(), in.size(), 9);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_READS_POSTED), 1024u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_READS_OUTSTANDING), 0u);
+    const uint64_t high = cnt(CNT_CORE_RNDV_READS_OUTSTANDING, CNT_READ_HIGH);
+    EXPECT_LE(high, uint64_t(std::min(b->rndv.reads_max, b->sq_depth)));
+    EXPECT_GE(high, 2u) << "READs are pipelined";
+    printf("READs in flight at most %llu (QP max_rd_atomic %u, send queue %u)\n",
+           (unsigned long long)high, b->rndv.reads_max, b->sq_depth);
+}
+
 TEST_F(RndvTest, TruncationReadsOnlyWhatFits)
 {
     open();
