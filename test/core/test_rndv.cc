@@ -390,7 +390,9 @@ TEST_F(RndvTest, FreedAndReallocatedBuffersNeverSendStaleData)
     open();
     // A fixed mmap threshold: every 2 MiB block is mapped by malloc() and unmapped by free()
     // (glibc would otherwise raise the threshold after the first free and reuse heap pages).
-    ASSERT_EQ(mallopt(M_MMAP_THRESHOLD, 128 * 1024), 1);
+    // Another allocator (AddressSanitizer's quarantines freed blocks) refuses: the malloc part
+    // then only checks the data, the mmap part below still proves the invalidation.
+    const bool glibc = mallopt(M_MMAP_THRESHOLD, 128 * 1024) == 1;
     const size_t len = 2 * kMiB;
     std::vector<uint8_t> in(len);
     void *prev = nullptr;
@@ -404,7 +406,9 @@ TEST_F(RndvTest, FreedAndReallocatedBuffersNeverSendStaleData)
         transfer(b, a, in.data(), len, out, len, 70 + i); // and as a destination
         free(out);
     }
-    EXPECT_GT(same, 0) << "malloc never reused the address: the test proves less";
+    if (glibc) {
+        EXPECT_GT(same, 0) << "malloc never reused the address: the test proves less";
+    }
     // Each reuse: the source and the destination registration of the old pages are dropped.
     EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_INVALIDATIONS), 2u * same);
 
