@@ -14,24 +14,32 @@
 extern "C" {
 #endif
 
-#define CORE_CONFIG_INT_LIST(X)                                                                \
-    X(port, "port", 0, 0, 255, "RDMA port number (1-based); 0: the first ACTIVE port")         \
-    X(gid_index, "gid_index", -1, -1, 255,                                                     \
-      "GID table index; -1: the RoCE v2 IPv4-mapped GID on RoCE, none on IB")                  \
-    X(eager_limit, "core_eager_limit", 8192, 0, 1048576,                                       \
-      "largest message in bytes (eager protocol: also the receive buffer size)")               \
-    X(inline_limit, "core_inline_limit", 200, 0, 1024,                                         \
-      "messages of up to this many bytes go inline (capped by the device's max_inline)")       \
-    X(credits, "core_credits", 64, 4, 4096, "receive buffers posted per endpoint (credits)")   \
-    X(sq_depth, "core_sq_depth", 128, 8, 16384, "send queue entries per endpoint")             \
-    X(signal_interval, "core_signal_interval", 16, 1, 1024,                                    \
-      "request a send completion every this many sends (at most half the send queue)")         \
-    X(poll_batch, "core_poll_batch", 16, 1, 64, "completions taken per CQ poll")               \
-    X(cq_size, "core_cq_size", 4096, 64, 32767, "entries of each completion queue")            \
-    X(timeout, "verbs_timeout", 14, 1, 31, "RC local ACK timeout, 4.096 us * 2^value")         \
-    X(retry_cnt, "verbs_retry_cnt", 7, 0, 7, "RC transport retries")                           \
-    X(rnr_retry, "verbs_rnr_retry", 7, 0, 7, "RC RNR retries (7: forever; credits avoid RNR)") \
-    X(min_rnr_timer, "verbs_min_rnr_timer", 12, 0, 31, "RC minimal RNR NAK timer (IB encoding)")
+#define CORE_CONFIG_INT_LIST(X)                                                                  \
+    X(port, "port", 0, 0, 255, "RDMA port number (1-based); 0: the first ACTIVE port")           \
+    X(gid_index, "gid_index", -1, -1, 255,                                                       \
+      "GID table index; -1: the RoCE v2 IPv4-mapped GID on RoCE, none on IB")                    \
+    X(eager_limit, "core_eager_limit", 8192, 0, 1048576,                                         \
+      "largest message in bytes (eager protocol: also the receive buffer size)")                 \
+    X(inline_limit, "core_inline_limit", 200, 0, 1024,                                           \
+      "messages of up to this many bytes go inline (capped by the device's max_inline)")         \
+    X(credits, "core_credits", 64, 4, 4096, "receive buffers posted per endpoint (credits)")     \
+    X(sq_depth, "core_sq_depth", 128, 8, 16384, "send queue entries per endpoint")               \
+    X(signal_interval, "core_signal_interval", 16, 1, 1024,                                      \
+      "request a send completion every this many sends (at most half the send queue)")           \
+    X(poll_batch, "core_poll_batch", 16, 1, 64, "completions taken per CQ poll")                 \
+    X(cq_size, "core_cq_size", 4096, 64, 32767, "entries of each completion queue")              \
+    X(timeout, "verbs_timeout", 14, 1, 31, "RC local ACK timeout, 4.096 us * 2^value")           \
+    X(retry_cnt, "verbs_retry_cnt", 7, 0, 7, "RC transport retries")                             \
+    X(rnr_retry, "verbs_rnr_retry", 7, 0, 7, "RC RNR retries (7: forever; credits avoid RNR)")   \
+    X(min_rnr_timer, "verbs_min_rnr_timer", 12, 0, 31, "RC minimal RNR NAK timer (IB encoding)") \
+    X(reg_cache, "verbs_reg_cache", 1, 0, 1,                                                     \
+      "1: keep registrations of user buffers in a cache; 0: register for every transfer")        \
+    X(reg_cache_max_entries, "verbs_reg_cache_max_entries", 1024, 1, 1048576,                    \
+      "registrations the cache keeps at most")                                                   \
+    X(reg_cache_max_bytes, "verbs_reg_cache_max_bytes", 1073741824, 4096, 1099511627776,         \
+      "bytes of user memory the cache keeps registered at most")                                 \
+    X(rndv_chunk, "core_rndv_chunk", 0, 0, 1073741824,                                           \
+      "largest RDMA READ of the rendezvous protocol; 0: the port's max message size")
 
 #define CORE_CONFIG_DEVICE_MAX 64
 

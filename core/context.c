@@ -4,6 +4,7 @@
 
 #include "core/core.h"
 #include "util/log.h"
+#include "verbs/mr.h"
 
 /* Receive buffers come in chunks of this many at least (one registration each). */
 #define CORE_POOL_CHUNK_MIN 64
@@ -11,6 +12,7 @@
 int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
 {
     verbs_dev_params_t dp;
+    verbs_rcache_params_t rcp;
     ibmsg_context_t ctx;
     uint32_t chunk;
     int status;
@@ -47,7 +49,9 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
         goto err_destroy_scq;
     }
     ctx->eager_limit = (uint32_t)ctx->cfg.eager_limit;
-    ctx->buf_size = (uint32_t)sizeof(core_wire_hdr_t) + ctx->eager_limit;
+    /* Receive buffers also hold the rendezvous messages when the eager limit is tiny. */
+    ctx->buf_size = (uint32_t)sizeof(core_wire_hdr_t) +
+                    UTIL_MAX(ctx->eager_limit, (uint32_t)sizeof(core_wire_rndv_t));
     chunk = UTIL_MAX((uint32_t)ctx->cfg.credits, (uint32_t)CORE_POOL_CHUNK_MIN);
     status = verbs_pool_create(ctx->dev, "recv", ctx->buf_size, sizeof(core_rdesc_t), chunk, 0,
                                &ctx->rpool);
@@ -60,10 +64,20 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
     if (status != IBMSG_OK) {
         goto err_destroy_rpool;
     }
+    rcp.enabled = ctx->cfg.reg_cache != 0;
+    rcp.max_entries = (uint32_t)ctx->cfg.reg_cache_max_entries;
+    rcp.max_bytes = (uint64_t)ctx->cfg.reg_cache_max_bytes;
+    rcp.page_size = 0;
+    status = verbs_mr_cache_create(ctx->dev, &rcp, ctx->cnt, &ctx->rcache);
+    if (status != IBMSG_OK) {
+        goto err_destroy_spool;
+    }
     core_mq_init(&ctx->mq, ctx->cnt);
     *ctx_p = ctx;
     return IBMSG_OK;
 
+err_destroy_spool:
+    verbs_pool_destroy(ctx->spool);
 err_destroy_rpool:
     verbs_pool_destroy(ctx->rpool);
 err_destroy_rcq:
@@ -89,6 +103,7 @@ int ibmsg_context_destroy(ibmsg_context_t ctx)
         ibmsg_ep_destroy(ctx->eps);
     }
     core_req_free_all(ctx);
+    verbs_rcache_destroy(ctx->rcache);
     verbs_pool_destroy(ctx->spool);
     verbs_pool_destroy(ctx->rpool);
     verbs_cq_destroy(ctx->rcq);
@@ -97,6 +112,7 @@ int ibmsg_context_destroy(ibmsg_context_t ctx)
         struct ibmsg_ep_s *ep = ctx->zombies;
         ctx->zombies = ep->next;
         cnt_block_destroy(ep->cnt);
+        core_rndv_ep_cleanup(ep);
         free(ep->repost);
         free(ep->sring);
         free(ep);

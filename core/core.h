@@ -14,11 +14,17 @@
 #include "core/core_counters.h"
 #include "core/credit.h"
 #include "core/match.h"
+#include "core/rndv.h"
 #include "core/wire.h"
 #include "verbs/cq.h"
 #include "verbs/device.h"
 #include "verbs/pool.h"
 #include "verbs/qp.h"
+#include "verbs/reg_cache.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Version of the endpoint address blob (core part; the verbs part has its own). */
 #define CORE_EP_ADDR_VERSION 1
@@ -30,12 +36,14 @@ typedef struct core_rdesc {
     core_mq_entry_t mq;
     struct ibmsg_ep_s *ep;
     uint32_t length; /* payload bytes, while unexpected */
+    uint8_t type;    /* CORE_WIRE_EAGER or CORE_WIRE_RTS, while unexpected */
 } core_rdesc_t;
 
 /* One send-queue entry of an endpoint: its bounce buffer (NULL when inline). */
 typedef struct core_sslot {
     struct ibmsg_ep_s *ep;
     verbs_buf_t *buf;
+    struct ibmsg_request_s *rndv; /* an RDMA READ of this receive's rendezvous pull */
 } core_sslot_t;
 
 typedef enum core_req_state {
@@ -59,6 +67,7 @@ struct ibmsg_request_s {
     uint8_t state;
     ibmsg_tag_status_t status;
     struct ibmsg_request_s *free_next;
+    core_rndv_req_t rndv;
 };
 
 typedef enum core_ep_state {
@@ -100,6 +109,7 @@ struct ibmsg_ep_s {
     core_mq_list_t pending; /* sends waiting for credits or send-queue room, in order */
     uint64_t rejected_logged;
     uint32_t world_rank; /* the peer's rank when the endpoint belongs to a world (world.c) */
+    core_rndv_ep_t rndv;
     struct ibmsg_ep_s *dirty_next;
     struct ibmsg_ep_s *next, *prev; /* the context's endpoints */
 };
@@ -123,7 +133,8 @@ struct ibmsg_context_s {
     uint32_t scq_reserved;
     uint32_t rcq_reserved;
     uint32_t eager_limit;
-    uint32_t buf_size; /* header + eager limit */
+    uint32_t buf_size;      /* header + eager limit */
+    verbs_rcache_t *rcache; /* registrations of user buffers (rendezvous) */
 };
 
 /* request.c */
@@ -154,5 +165,9 @@ void core_ep_fail(struct ibmsg_ep_s *ep, int error);
 
 /* ep.c */
 int core_ep_repost(struct ibmsg_ep_s *ep);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

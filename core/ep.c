@@ -119,6 +119,10 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
     }
     verbs_qp_caps(ep->qp, &caps);
     ep->qpn = verbs_qp_num(ep->qp);
+    status = core_rndv_ep_init(ep);
+    if (status != IBMSG_OK) {
+        goto err_destroy_qp;
+    }
     ep->inline_max = caps.max_inline >= sizeof(core_wire_hdr_t)
                          ? (int32_t)UTIL_MIN(caps.max_inline - (uint32_t)sizeof(core_wire_hdr_t),
                                              (uint32_t)ctx->cfg.inline_limit)
@@ -155,6 +159,7 @@ err_put_bufs:
         verbs_pool_put(ctx->rpool, &ep->repost[--ep->nrepost]->buf);
     }
 err_destroy_qp:
+    core_rndv_ep_cleanup(ep);
     verbs_qp_destroy(ep->qp);
 err_free:
     cnt_block_destroy(ep->cnt);
@@ -352,6 +357,7 @@ int ibmsg_ep_destroy(ibmsg_ep_t ep)
         return IBMSG_OK;
     }
     cnt_block_destroy(ep->cnt); /* its counts stay in the context's */
+    core_rndv_ep_cleanup(ep);
     free(ep->repost);
     free(ep->sring);
     free(ep);

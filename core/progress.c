@@ -53,8 +53,13 @@ void core_ep_fail(ibmsg_ep_t ep, int error)
     while ((e = core_mq_list_first(&ep->pending)) != NULL) {
         struct ibmsg_request_s *req = util_container_of(e, struct ibmsg_request_s, mq);
         core_mq_list_remove(e);
+        if (req->rndv.reg != NULL) { /* registered for an RTS that never went */
+            verbs_rcache_put(ctx->rcache, req->rndv.reg);
+            req->rndv.reg = NULL;
+        }
         core_req_complete(req, error);
     }
+    core_rndv_ep_fail(ep, error);
     for (e = ctx->mq.posted.head.next; e != &ctx->mq.posted.head; e = next) {
         next = e->next;
         if (e->ep == ep) {
@@ -132,19 +137,27 @@ static void handle_recv(ibmsg_context_t ctx, const verbs_wc_t *wc)
         ep_queue_repost(ep, d);
         return;
     }
-    core_cnt_inc(ep->cnt, CNT_CORE_EAGER_MSGS_RECVD);
-    core_cnt_add(ep->cnt, CNT_CORE_EAGER_BYTES_RECVD, hdr->length);
-    e = core_mq_match_arrival(&ctx->mq, ep, hdr->tag);
-    if (e != NULL) {
-        deliver(util_container_of(e, struct ibmsg_request_s, mq), ep, hdr->tag, hdr + 1,
-                hdr->length);
-        ep_queue_repost(ep, d);
-        return;
+    if (util_unlikely(hdr->type != CORE_WIRE_EAGER)) {
+        if (core_rndv_arrival(ep, hdr) == 0) { /* pulled, a FIN, or rejected */
+            ep_queue_repost(ep, d);
+            return;
+        }
+    } else {
+        core_cnt_inc(ep->cnt, CNT_CORE_EAGER_MSGS_RECVD);
+        core_cnt_add(ep->cnt, CNT_CORE_EAGER_BYTES_RECVD, hdr->length);
+        e = core_mq_match_arrival(&ctx->mq, ep, hdr->tag);
+        if (e != NULL) {
+            deliver(util_container_of(e, struct ibmsg_request_s, mq), ep, hdr->tag, hdr + 1,
+                    hdr->length);
+            ep_queue_repost(ep, d);
+            return;
+        }
     }
     /* Unexpected: keep the buffer in the queue and post a fresh one in its place. */
     d->mq.ep = ep;
     d->mq.tag = hdr->tag;
     d->length = hdr->length;
+    d->type = hdr->type;
     core_mq_push_unexpected(&ctx->mq, &d->mq);
     d = (core_rdesc_t *)verbs_pool_get(ctx->rpool);
     if (util_likely(d != NULL)) {
@@ -172,6 +185,11 @@ static void handle_send(ibmsg_context_t ctx, const verbs_wc_t *wc)
             verbs_pool_put(ctx->spool, s->buf);
             core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
             s->buf = NULL;
+        }
+        if (s->rndv != NULL) { /* READs are signalled: this is its own completion */
+            struct ibmsg_request_s *r = s->rndv;
+            s->rndv = NULL;
+            core_rndv_read_done(ep, r, wc->status);
         }
     }
     ep->signals_outstanding--;
@@ -251,7 +269,7 @@ int core_ep_post_msg(ibmsg_ep_t ep, uint8_t type, uint64_t tag, const void *buf,
         core_cnt_inc(ep->cnt, CNT_CORE_EAGER_MSGS_SENT);
         core_cnt_add(ep->cnt, CNT_CORE_EAGER_BYTES_SENT, len);
         core_cnt_add(ep->cnt, CNT_CORE_INLINE_MSGS_SENT, b == NULL);
-    } else {
+    } else if (type == CORE_WIRE_CREDIT) {
         core_cnt_inc(ep->cnt, CNT_CORE_CREDIT_MSGS_SENT);
     }
     return IBMSG_OK;
@@ -261,9 +279,24 @@ void core_ep_service(ibmsg_ep_t ep)
 {
     core_mq_entry_t *e;
 
+    core_rndv_service(ep);
     while ((e = core_mq_list_first(&ep->pending)) != NULL && core_ep_can_send(ep)) {
         struct ibmsg_request_s *req = util_container_of(e, struct ibmsg_request_s, mq);
-        int status =
+        int status;
+        if (util_unlikely(req->len > ep->peer_limit)) {
+            status = core_rndv_send(ep, req);
+            if (status == IBMSG_OK) {
+                core_mq_list_remove(e); /* in flight: completes with its FIN */
+                continue;
+            }
+            if (status != IBMSG_ERR_NO_RESOURCE && ep->state == CORE_EP_CONNECTED) {
+                core_mq_list_remove(e); /* its buffer could not be registered */
+                core_req_complete(req, status);
+                continue;
+            }
+            return; /* retried when a FIN or send completes, or the endpoint failed */
+        }
+        status =
             core_ep_post_msg(ep, CORE_WIRE_EAGER, req->status.tag, req->buf, (uint32_t)req->len);
         if (status == IBMSG_ERR_NO_RESOURCE) {
             return; /* no send buffer: retried when a send completes */

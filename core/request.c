@@ -117,10 +117,17 @@ int ibmsg_request_cancel(ibmsg_request_t req)
     if (req->state != CORE_REQ_POSTED) {
         return IBMSG_OK; /* already complete */
     }
+    if (req->rndv.active) {
+        return IBMSG_OK; /* a rendezvous in flight (data moving): it completes normally */
+    }
     if (req->type == CORE_REQ_RECV) {
         core_mq_remove_posted(&req->ctx->mq, &req->mq);
     } else {
         core_mq_list_remove(&req->mq);
+        if (req->rndv.reg != NULL) { /* registered for an RTS still queued */
+            verbs_rcache_put(req->ctx->rcache, req->rndv.reg);
+            req->rndv.reg = NULL;
+        }
     }
     req->status.length = req->type == CORE_REQ_SEND ? req->len : 0;
     core_req_complete(req, IBMSG_ERR_CANCELED);

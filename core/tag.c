@@ -16,11 +16,6 @@ int ibmsg_tag_isend(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag,
     if (util_unlikely(ep->state != CORE_EP_CONNECTED)) {
         return ep->state == CORE_EP_FAILED ? IBMSG_ERR_PEER_FAILED : IBMSG_ERR_INVALID;
     }
-    if (util_unlikely(len > ep->peer_limit)) {
-        util_debug("qp 0x%x: message of %zu bytes above the eager limit %u (no rendezvous yet)",
-                   ep->qpn, len, ep->peer_limit);
-        return IBMSG_ERR_NOT_SUPPORTED;
-    }
     req = core_req_alloc(ep->ctx);
     if (util_unlikely(req == NULL)) {
         return IBMSG_ERR_NO_MEMORY;
@@ -34,11 +29,21 @@ int ibmsg_tag_isend(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag,
     req->status.length = len;
     /* Earlier queued sends go first: messages leave in the order they were started. */
     if (util_likely(core_mq_list_empty(&ep->pending) && core_ep_can_send(ep))) {
-        status = core_ep_post_msg(ep, CORE_WIRE_EAGER, tag, buf, (uint32_t)len);
-        if (util_likely(status == IBMSG_OK)) {
-            core_req_complete(req, IBMSG_OK);
-            *req_p = req;
-            return IBMSG_OK;
+        if (util_unlikely(len > ep->peer_limit)) {
+            /* Rendezvous: the request completes when the receiver's FIN arrives. */
+            req->state = CORE_REQ_POSTED;
+            status = core_rndv_send(ep, req);
+            if (status == IBMSG_OK) {
+                *req_p = req;
+                return IBMSG_OK;
+            }
+        } else {
+            status = core_ep_post_msg(ep, CORE_WIRE_EAGER, tag, buf, (uint32_t)len);
+            if (util_likely(status == IBMSG_OK)) {
+                core_req_complete(req, IBMSG_OK);
+                *req_p = req;
+                return IBMSG_OK;
+            }
         }
         if (status != IBMSG_ERR_NO_RESOURCE) {
             core_req_release(req);
@@ -75,6 +80,17 @@ int ibmsg_tag_irecv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, size_t len, u
     if (e != NULL) {
         core_rdesc_t *d = util_container_of(e, core_rdesc_t, mq);
         size_t n = d->length <= len ? d->length : len;
+        if (util_unlikely(d->type == CORE_WIRE_RTS)) {
+            /* A rendezvous arrived first: pull it now; the request completes with the data. */
+            req->state = CORE_REQ_POSTED;
+            core_rndv_pull(
+                d->ep, req, d->mq.tag,
+                (const core_wire_rndv_t *)(const void *)((const core_wire_hdr_t *)d->buf.data + 1));
+            verbs_pool_put(ctx->rpool, &d->buf);
+            core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
+            *req_p = req;
+            return IBMSG_OK;
+        }
         if (n > 0) {
             memcpy(buf, (const core_wire_hdr_t *)d->buf.data + 1, n);
         }

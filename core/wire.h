@@ -4,9 +4,9 @@
  *
  * Layout (host byte order: both ends of a connection are little-endian x86-64 / aarch64 hosts;
  * the address blob's version byte guards against mixing incompatible peers):
- *   type    CORE_WIRE_EAGER: tagged data follows; CORE_WIRE_CREDIT: credit return only.
- *           Values 3 and up are reserved for the rendezvous protocol (request-to-send, ...),
- *           which will extend the header after these 24 bytes by type.
+ *   type    CORE_WIRE_EAGER: tagged data follows; CORE_WIRE_CREDIT: credit return only;
+ *           CORE_WIRE_RTS: a rendezvous request-to-send (tagged), CORE_WIRE_FIN: the end of a
+ *           rendezvous pull (no tag); both followed by a core_wire_rndv_t (core/rndv.h).
  *   flags   0 (reserved)
  *   credits receive buffers the sender has reposted since its last return (piggy-backed)
  *   seq     per-connection message number, every message counts; RC delivers in order, so a
@@ -28,6 +28,8 @@ extern "C" {
 enum {
     CORE_WIRE_EAGER = 1,
     CORE_WIRE_CREDIT = 2,
+    CORE_WIRE_RTS = 3,
+    CORE_WIRE_FIN = 4,
 };
 
 typedef struct core_wire_hdr {
@@ -40,6 +42,22 @@ typedef struct core_wire_hdr {
     uint32_t reserved;
 } core_wire_hdr_t;
 
+/*
+ * The body of a rendezvous message, after the header (hdr.length = its size).
+ *   RTS: the sender's registered buffer (addr, length: the whole message, rkey) and the transfer
+ *        id, which counts the endpoint's rendezvous sends from 0 (the receiver expects them in
+ *        order, RC delivers in order).
+ *   FIN: the same addr, rkey and id back, length = bytes the receiver pulled (<= the message).
+ * Stateless checks here (a non-empty RTS, no zero address, no wrap-around); whether the id,
+ * address, length and key belong to an outstanding transfer is checked in core/rndv.c.
+ */
+typedef struct core_wire_rndv {
+    uint64_t addr;
+    uint64_t length;
+    uint32_t rkey;
+    uint32_t id;
+} core_wire_rndv_t;
+
 /* Why a header was rejected. */
 typedef enum core_wire_check {
     CORE_WIRE_OK = 0,
@@ -50,6 +68,7 @@ typedef enum core_wire_check {
     CORE_WIRE_BAD_LENGTH,  /* length above the limit or not what arrived */
     CORE_WIRE_BAD_TAG,     /* a tag on a message type that has none */
     CORE_WIRE_BAD_CREDITS, /* more credits returned than messages sent */
+    CORE_WIRE_BAD_RNDV,    /* rendezvous body: empty RTS, zero address or address range wraps */
     CORE_WIRE_CHECK_LAST,
 } core_wire_check_t;
 
@@ -65,7 +84,7 @@ static inline core_wire_check_t core_wire_validate(const core_wire_hdr_t *hdr, u
     if (util_unlikely(byte_len < sizeof(*hdr))) {
         return CORE_WIRE_SHORT;
     }
-    if (util_unlikely(hdr->type != CORE_WIRE_EAGER && hdr->type != CORE_WIRE_CREDIT)) {
+    if (util_unlikely(hdr->type < CORE_WIRE_EAGER || hdr->type > CORE_WIRE_FIN)) {
         return CORE_WIRE_BAD_TYPE;
     }
     if (util_unlikely(hdr->flags != 0 || hdr->reserved != 0)) {
@@ -74,11 +93,25 @@ static inline core_wire_check_t core_wire_validate(const core_wire_hdr_t *hdr, u
     if (util_unlikely(hdr->seq != expected_seq)) {
         return CORE_WIRE_BAD_SEQ;
     }
-    if (util_unlikely(hdr->length > max_length || byte_len - sizeof(*hdr) != hdr->length)) {
+    if (util_unlikely((hdr->type == CORE_WIRE_EAGER && hdr->length > max_length) ||
+                      byte_len - sizeof(*hdr) != hdr->length)) {
         return CORE_WIRE_BAD_LENGTH;
     }
     if (util_unlikely(hdr->type == CORE_WIRE_CREDIT && (hdr->tag != 0 || hdr->length != 0))) {
         return hdr->tag != 0 ? CORE_WIRE_BAD_TAG : CORE_WIRE_BAD_LENGTH;
+    }
+    if (util_unlikely(hdr->type >= CORE_WIRE_RTS)) {
+        const core_wire_rndv_t *body = (const core_wire_rndv_t *)(const void *)(hdr + 1);
+        if (hdr->length != sizeof(*body)) {
+            return CORE_WIRE_BAD_LENGTH;
+        }
+        if (hdr->type == CORE_WIRE_FIN && hdr->tag != 0) {
+            return CORE_WIRE_BAD_TAG;
+        }
+        if (body->addr == 0 || body->addr + body->length < body->addr ||
+            (hdr->type == CORE_WIRE_RTS && body->length == 0)) {
+            return CORE_WIRE_BAD_RNDV;
+        }
     }
     if (util_unlikely(hdr->credits > unreturned)) {
         return CORE_WIRE_BAD_CREDITS;

@@ -28,7 +28,9 @@
     X("eager", "core", "The eager protocol: messages copied through bounce buffers or inline")   \
     X("matching", "core", "Tag matching: posted receives and unexpected messages")               \
     X("verbs", "ibmsg", "The verbs layer: completion queues, work requests, registered buffers") \
-    X("tool", "ibmsg", "The tool information interface itself: sessions and handles")
+    X("tool", "ibmsg", "The tool information interface itself: sessions and handles")            \
+    X("rendezvous", "core", "The rendezvous protocol: large messages pulled with RDMA READ")     \
+    X("reg_cache", "verbs", "The registration cache of user buffers")
 
 /* clang-format off */
 #define CNT_COUNTER_TABLE(X)                                                                       \
@@ -89,7 +91,34 @@
     X(TOOL_SESSIONS_ALIVE, "tool_sessions_alive", LEVEL_WM, THREAD, TUNER_DETAIL, "tool",          \
       "Performance variable sessions that exist now")                                              \
     X(TOOL_PVAR_READ_TIME, "tool_pvar_read_time", TIMER, THREAD, TUNER_DETAIL, "tool",             \
-      "Time spent in ibmsg_t_pvar_read, in nanoseconds (counted while a handle runs)")
+      "Time spent in ibmsg_t_pvar_read, in nanoseconds (counted while a handle runs)")             \
+    /* core: rendezvous protocol (per endpoint) */                                                 \
+    X(CORE_RNDV_MSGS_SENT, "core_rndv_msgs_sent", COUNTER, ENDPOINT, USER_BASIC, "rendezvous",     \
+      "Tagged messages sent with the rendezvous protocol (request-to-send posted)")               \
+    X(CORE_RNDV_BYTES_SENT, "core_rndv_bytes_sent", COUNTER, ENDPOINT, USER_BASIC, "rendezvous",   \
+      "Payload bytes of tagged messages sent with the rendezvous protocol")                        \
+    X(CORE_RNDV_MSGS_RECVD, "core_rndv_msgs_recvd", COUNTER, ENDPOINT, USER_BASIC, "rendezvous",   \
+      "Requests-to-send received (matched or unexpected)")                                         \
+    X(CORE_RNDV_BYTES_RECVD, "core_rndv_bytes_recvd", COUNTER, ENDPOINT, USER_BASIC, "rendezvous", \
+      "Payload bytes pulled into receive buffers with RDMA READ (truncated messages: what fit)")   \
+    X(CORE_RNDV_READS_POSTED, "core_rndv_reads_posted", COUNTER, ENDPOINT, TUNER_DETAIL,           \
+      "rendezvous", "RDMA READ work requests posted (a message is split by the port's limits)")    \
+    X(CORE_RNDV_REJECTED, "core_rndv_rejected", COUNTER, ENDPOINT, USER_BASIC, "rendezvous",       \
+      "Requests-to-send and FINs rejected: id, address, length or key of no outstanding transfer") \
+    /* verbs: registration cache of user buffers (per context) */                                  \
+    X(VERBS_REG_CACHE_HITS, "verbs_reg_cache_hits", COUNTER, CONTEXT, TUNER_BASIC, "reg_cache",    \
+      "Registrations found in the cache and still mapping the same pages")                        \
+    X(VERBS_REG_CACHE_MISSES, "verbs_reg_cache_misses", COUNTER, CONTEXT, TUNER_BASIC,             \
+      "reg_cache", "Memory registrations made (every one when the cache is disabled)")             \
+    X(VERBS_REG_CACHE_EVICTIONS, "verbs_reg_cache_evictions", COUNTER, CONTEXT, TUNER_BASIC,       \
+      "reg_cache", "Unused cached registrations released to stay within the size limits")          \
+    X(VERBS_REG_CACHE_INVALIDATIONS, "verbs_reg_cache_invalidations", COUNTER, CONTEXT,            \
+      TUNER_BASIC, "reg_cache",                                                                    \
+      "Cached registrations dropped because their addresses map other pages now (freed memory)")  \
+    X(VERBS_REG_BYTES, "verbs_reg_bytes", LEVEL_WM, CONTEXT, TUNER_BASIC, "reg_cache",             \
+      "Bytes of user memory registered now (cached or in use by a transfer)")                      \
+    X(CORE_RNDV_READS_OUTSTANDING, "core_rndv_reads_outstanding", LEVEL_WM, CONTEXT, TUNER_DETAIL, \
+      "rendezvous", "RDMA READs posted and not complete (per endpoint at most its max_rd_atomic)")
 /* clang-format on */
 
 #endif

@@ -33,6 +33,9 @@ typedef struct verbs_dev_info {
     uint32_t max_qp_wr;
     uint32_t max_cqe;
     uint32_t max_sge;
+    uint32_t max_msg_sz;       /* largest message of the port (RDMA READ included) */
+    uint32_t max_rd_atom;      /* RDMA READs a QP serves at once (responder) */
+    uint32_t max_init_rd_atom; /* RDMA READs a QP may have outstanding (initiator) */
 } verbs_dev_info_t;
 
 /**

@@ -80,13 +80,15 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     qp->caps.sq_depth = init.cap.max_send_wr;
     qp->caps.rq_depth = init.cap.max_recv_wr;
     qp->caps.max_inline = init.cap.max_inline_data;
+    qp->caps.max_rd_atomic = UTIL_MAX(1u, dev->info.max_init_rd_atom);
     qp->dev = dev;
     qp->psn = initial_psn(qp);
 
     attr.qp_state = IBV_QPS_INIT;
     attr.pkey_index = 0;
     attr.port_num = dev->info.port;
-    attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
+    /* Remote reads: the rendezvous protocol's receivers pull from registered send buffers. */
+    attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
     if (ibv_modify_qp(qp->qp, &attr,
                       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0) {
         status = verbs_errno_status(errno);
@@ -165,7 +167,7 @@ int verbs_qp_to_rtr(verbs_qp_t *qp, const verbs_addr_t *remote, const verbs_conn
     attr.path_mtu = (enum ibv_mtu)UTIL_MIN(info->active_mtu, remote->mtu);
     attr.dest_qp_num = remote->qpn;
     attr.rq_psn = remote->psn;
-    attr.max_dest_rd_atomic = 1;
+    attr.max_dest_rd_atomic = (uint8_t)UTIL_MAX(1u, info->max_rd_atom);
     attr.min_rnr_timer = cp->min_rnr_timer;
     attr.ah_attr.dlid = remote->lid;
     attr.ah_attr.sl = 0;
@@ -197,7 +199,7 @@ int verbs_qp_to_rts(verbs_qp_t *qp, const verbs_conn_params_t *cp)
     attr.retry_cnt = cp->retry_cnt;
     attr.rnr_retry = cp->rnr_retry;
     attr.sq_psn = qp->psn;
-    attr.max_rd_atomic = 1;
+    attr.max_rd_atomic = (uint8_t)qp->caps.max_rd_atomic;
     if (ibv_modify_qp(qp->qp, &attr,
                       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                           IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) != 0) {
@@ -242,6 +244,30 @@ int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigne
     ret = ibv_post_send(qp->qp, &wr, &bad);
     if (util_unlikely(ret != 0)) {
         util_error("qp 0x%x: ibv_post_send failed: %s", qp->qp->qp_num, strerror(ret));
+        return ret == ENOMEM ? IBMSG_ERR_NO_RESOURCE : verbs_errno_status(ret);
+    }
+    return IBMSG_OK;
+}
+
+int verbs_qp_post_read(verbs_qp_t *qp, uint64_t laddr, uint32_t lkey, uint32_t len, uint64_t raddr,
+                       uint32_t rkey, unsigned flags, uint64_t wr_id)
+{
+    struct ibv_sge sg = {.addr = laddr, .length = len, .lkey = lkey};
+    struct ibv_send_wr wr, *bad;
+    int ret;
+
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = wr_id;
+    wr.sg_list = &sg;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_READ;
+    wr.send_flags = (flags & VERBS_SEND_SIGNALED) ? IBV_SEND_SIGNALED : 0;
+    wr.wr.rdma.remote_addr = raddr;
+    wr.wr.rdma.rkey = rkey;
+    ret = ibv_post_send(qp->qp, &wr, &bad);
+    if (util_unlikely(ret != 0)) {
+        util_error("qp 0x%x: ibv_post_send (RDMA READ of %u bytes) failed: %s", qp->qp->qp_num, len,
+                   strerror(ret));
         return ret == ENOMEM ? IBMSG_ERR_NO_RESOURCE : verbs_errno_status(ret);
     }
     return IBMSG_OK;

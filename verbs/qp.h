@@ -23,6 +23,7 @@ typedef struct verbs_qp_params {
     uint32_t sq_depth;
     uint32_t rq_depth;
     uint32_t max_inline;
+    uint32_t max_rd_atomic; /* caps only: RDMA READs this QP may have outstanding */
 } verbs_qp_params_t;
 
 /* Transport settings for RTR and RTS (IB encodings: see the cvars that set them). */
@@ -88,6 +89,14 @@ int verbs_qp_to_error(verbs_qp_t *qp);
  */
 int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigned flags,
                        uint64_t wr_id);
+
+/**
+ * Post one RDMA READ of len bytes from the peer's (raddr, rkey) into (laddr, lkey). At most
+ * verbs_qp_caps().max_rd_atomic may be outstanding (the caller keeps count) and len must not
+ * exceed the port's max_msg_sz. Returns IBMSG_OK or an error (logged).
+ */
+int verbs_qp_post_read(verbs_qp_t *qp, uint64_t laddr, uint32_t lkey, uint32_t len, uint64_t raddr,
+                       uint32_t rkey, unsigned flags, uint64_t wr_id);
 
 /**
  * Post n receives (one SGE each) as post lists of up to VERBS_RECV_BATCH_MAX. Returns IBMSG_OK

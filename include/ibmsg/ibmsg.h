@@ -148,11 +148,13 @@ IBMSG_API int ibmsg_ep_destroy(ibmsg_ep_t ep);
 
 /**
  * Start a send of len bytes from buf with tag to the peer of ep. The buffer must not be changed
- * until the request completes (eager sends complete as soon as the data is copied or inlined).
+ * until the request completes (eager sends complete as soon as the data is copied or inlined;
+ * above the eager limit, rendezvous sends complete when the receiver has read the data from buf
+ * with RDMA READ, which needs buf registered: see the verbs_reg_cache control variables).
  * @param req out: the request; free it by completing it with test / wait
- * @return IBMSG_OK; IBMSG_ERR_NOT_SUPPORTED when len exceeds the eager limit (no rendezvous
- *         yet); IBMSG_ERR_INVALID for NULL arguments, buf NULL with len > 0, or an endpoint
- *         that is not connected; IBMSG_ERR_PEER_FAILED when the connection has failed.
+ * @return IBMSG_OK; IBMSG_ERR_INVALID for NULL arguments, buf NULL with len > 0, or an endpoint
+ *         that is not connected; IBMSG_ERR_PEER_FAILED when the connection has failed;
+ *         IBMSG_ERR_NO_MEMORY (or another registration error) when buf cannot be registered.
  * Thread safety: the context's thread only.
  */
 IBMSG_API int ibmsg_tag_isend(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag,

@@ -640,27 +640,12 @@ int perf_run(const perf_options_t *o)
             sizes[num_sizes++] = s;
         }
     } else {
-        sizes[num_sizes++] = o->size;
-        if (o->size > res.attr.eager_limit) {
-            fprintf(stderr,
-                    "%s: -s %zu is above the eager limit (%zu bytes; IBMSG_CORE_EAGER_LIMIT): "
-                    "larger messages need the rendezvous protocol, which ibmsg does not have "
-                    "yet\n",
-                    o->prog, o->size, res.attr.eager_limit);
-            goto out_counters;
-        }
+        sizes[num_sizes++] = o->size; /* above the eager limit: the rendezvous protocol */
     }
     perf_report_header(&res, out);
     for (int i = 0; i < num_sizes; i++) {
         perf_row_t *row = &res.rows[res.num_rows];
 
-        if (sizes[i] > res.attr.eager_limit) {
-            fprintf(out,
-                    " sizes %zu .. %lu skipped: above the eager limit (%zu B); they need the "
-                    "rendezvous protocol, not implemented yet\n",
-                    sizes[i], PERF_MAX_SIZE, res.attr.eager_limit);
-            break;
-        }
         if (perf_progress_shown(o)) {
             fprintf(stderr, "\r running %zu bytes ...", sizes[i]);
         }

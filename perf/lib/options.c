@@ -49,15 +49,15 @@ void perf_options_usage(perf_test_t test, const char *prog, FILE *out)
             "  %s [options]          start a server and wait for a client\n"
             "  %s [options] <host>   connect to the server on <host>\n"
             "\n"
-            "%s through ibmsg tagged messages (eager protocol), perftest's flags:\n"
+            "%s through ibmsg tagged messages (eager, rendezvous above the eager limit),\n"
+            "perftest's flags:\n"
             "  -d, --ib-dev=<dev>       RDMA device (default: the first ACTIVE port)\n"
             "  -i, --ib-port=<port>     device port (default: the first ACTIVE one)\n"
             "  -x, --gid-index=<index>  GID index (default: RoCE v2 IPv4-mapped GID)\n"
             "  -p, --port=<port>        TCP port of the out-of-band exchange (default %d)\n"
-            "  -s, --size=<bytes>       message size (default %d); at most the eager limit\n"
+            "  -s, --size=<bytes>       message size (default %d); up to 8 MiB\n"
             "  -n, --iters=<n>          iterations (default %d)\n"
-            "  -a, --all                sizes 2 .. 2^23 (those above the eager limit are skipped\n"
-            "                           with a note until the rendezvous protocol exists)\n"
+            "  -a, --all                sizes 2 .. 2^23 (above the eager limit: rendezvous)\n"
             "  -D, --duration=<s>       run each size for s seconds instead of -n iterations\n",
             prog, prog, bw ? "Send bandwidth" : "Send latency (half round trip)",
             PERF_DEFAULT_TCP_PORT, bw ? 65536 : 2, PERF_DEFAULT_ITERS);

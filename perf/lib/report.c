@@ -21,7 +21,7 @@ void perf_report_header(const perf_result_t *r, FILE *out)
     fprintf(out, "                    %s\n",
             bw ? "Send BW Test (ibmsg tagged messages)"
                : "Send Latency Test (ibmsg tagged messages)");
-    fprintf(out, " Role            : %s\t\tTransport       : ibmsg eager\n",
+    fprintf(out, " Role            : %s\t\tTransport       : ibmsg eager/rndv\n",
             o->host != NULL ? "client" : "server");
     fprintf(out, " Device          : %s\t\tib port         : %d\n", r->attr.device, r->attr.port);
     fprintf(out, " GID index       : %d\t\tMtu             : %u[B]\n", r->attr.gid_index,

@@ -51,7 +51,7 @@ TEST(CoreWire, RejectsEachBadField)
     auto big = eager(0, 0xffffffffu); // a length that would wrap byte_len arithmetic
     EXPECT_EQ(core_wire_validate(&big, kHdr + 10, 0, 0, 8192), CORE_WIRE_BAD_LENGTH);
 
-    for (uint8_t t : {0, 3, 255}) {
+    for (uint8_t t : {0, 5, 255}) {
         auto b = eager(5, 100);
         b.type = t;
         EXPECT_EQ(core_wire_validate(&b, kHdr + 100, 5, 0, 8192), CORE_WIRE_BAD_TYPE) << int(t);
@@ -75,6 +75,66 @@ TEST(CoreWire, RejectsEachBadField)
     EXPECT_EQ(core_wire_validate(&c, kHdr + 4, 0, 0, 8192), CORE_WIRE_BAD_LENGTH);
     EXPECT_STREQ(core_wire_check_string(CORE_WIRE_BAD_SEQ), "out of sequence");
     EXPECT_STREQ(core_wire_check_string(CORE_WIRE_CHECK_LAST), "unknown");
+}
+
+namespace
+{
+
+// A rendezvous message: header and body in one buffer, as it arrives.
+struct RndvMsg {
+    core_wire_hdr_t h{};
+    core_wire_rndv_t b{};
+};
+
+RndvMsg rndv(uint8_t type, uint64_t addr, uint64_t len)
+{
+    RndvMsg m;
+    m.h.type = type;
+    m.h.seq = 3;
+    m.h.tag = type == CORE_WIRE_RTS ? 77 : 0;
+    m.h.length = sizeof(core_wire_rndv_t);
+    m.b.addr = addr;
+    m.b.length = len;
+    m.b.rkey = 0x1234;
+    m.b.id = 9;
+    return m;
+}
+
+constexpr uint32_t kRndv = sizeof(RndvMsg);
+
+} // namespace
+
+TEST(CoreWire, RendezvousBodies)
+{
+    static_assert(sizeof(RndvMsg) == 48, "header and body back to back");
+    for (uint8_t t : {uint8_t(CORE_WIRE_RTS), uint8_t(CORE_WIRE_FIN)}) {
+        auto m = rndv(t, 0x7f0000001000, 1 << 20);
+        EXPECT_EQ(core_wire_validate(&m.h, kRndv, 3, 0, 8192), CORE_WIRE_OK) << int(t);
+        // The eager limit does not apply: rendezvous bodies are fixed-size.
+        EXPECT_EQ(core_wire_validate(&m.h, kRndv, 3, 0, 0), CORE_WIRE_OK) << int(t);
+        EXPECT_EQ(core_wire_validate(&m.h, kRndv - 1, 3, 0, 8192), CORE_WIRE_BAD_LENGTH);
+        auto l = m;
+        l.h.length = sizeof(core_wire_rndv_t) - 8;
+        EXPECT_EQ(core_wire_validate(&l.h, kRndv - 8, 3, 0, 8192), CORE_WIRE_BAD_LENGTH);
+        auto z = rndv(t, 0, 100);
+        EXPECT_EQ(core_wire_validate(&z.h, kRndv, 3, 0, 8192), CORE_WIRE_BAD_RNDV) << "address 0";
+        auto w = rndv(t, UINT64_MAX - 10, 100);
+        EXPECT_EQ(core_wire_validate(&w.h, kRndv, 3, 0, 8192), CORE_WIRE_BAD_RNDV) << "wraps";
+        auto e = rndv(t, 0x1000, UINT64_MAX);
+        EXPECT_EQ(core_wire_validate(&e.h, kRndv, 3, 0, 8192), CORE_WIRE_BAD_RNDV) << "wraps";
+        auto f = rndv(t, 0x1000, 10);
+        f.h.flags = 2;
+        EXPECT_EQ(core_wire_validate(&f.h, kRndv, 3, 0, 8192), CORE_WIRE_BAD_FLAGS);
+    }
+    auto empty = rndv(CORE_WIRE_RTS, 0x1000, 0);
+    EXPECT_EQ(core_wire_validate(&empty.h, kRndv, 3, 0, 8192), CORE_WIRE_BAD_RNDV);
+    auto fin0 = rndv(CORE_WIRE_FIN, 0x1000, 0);
+    EXPECT_EQ(core_wire_validate(&fin0.h, kRndv, 3, 0, 8192), CORE_WIRE_OK)
+        << "a FIN of 0 bytes read (truncated to nothing, or a failed pull)";
+    auto tagged = rndv(CORE_WIRE_FIN, 0x1000, 10);
+    tagged.h.tag = 1;
+    EXPECT_EQ(core_wire_validate(&tagged.h, kRndv, 3, 0, 8192), CORE_WIRE_BAD_TAG);
+    EXPECT_STREQ(core_wire_check_string(CORE_WIRE_BAD_RNDV), "bad rendezvous address or length");
 }
 
 TEST(CoreCredit, DataKeepsOneCreditForReturns)

@@ -3,8 +3,9 @@
 #   cli: bad command lines of ibmsg_send_bw / ibmsg_send_lat exit 1 with a message naming the
 #        problem, -h exits 0; a client without a device or server fails cleanly (host, unit).
 #   run: client/server exchanges on the first active RDMA port (the Soft-RoCE guest): bw over
-#        every eager size with --counters and --json, lat, and a -D run; check_output.py checks
-#        the tables, the numbers and that the counter deltas equal the iteration counts.
+#        every size 2 B .. 8 MiB (eager, then rendezvous) with --counters and --json, lat, and
+#        a -D run; check_output.py checks the tables, the numbers and that the counter deltas
+#        equal the iteration counts.
 set -euo pipefail
 mode=$1 bin=$2
 here=$(cd "$(dirname "$0")" && pwd)

@@ -1,0 +1,335 @@
+/* The rendezvous protocol (see rndv.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "util/log.h"
+
+#define RNDV_MASK (CORE_RNDV_MAX - 1)
+
+UTIL_STATIC_ASSERT((CORE_RNDV_MAX & RNDV_MASK) == 0, "CORE_RNDV_MAX is a power of two");
+
+int core_rndv_ep_init(ibmsg_ep_t ep)
+{
+    core_rndv_ep_t *rv = &ep->rndv;
+    const verbs_dev_info_t *info = verbs_dev_info(ep->ctx->dev);
+    verbs_qp_params_t caps;
+    uint64_t chunk = (uint64_t)ep->ctx->cfg.rndv_chunk;
+
+    rv->tx = calloc(CORE_RNDV_MAX, sizeof(*rv->tx));
+    rv->fin = calloc(CORE_RNDV_MAX, sizeof(*rv->fin));
+    if (rv->tx == NULL || rv->fin == NULL) {
+        free(rv->tx);
+        free(rv->fin);
+        rv->tx = NULL;
+        rv->fin = NULL;
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    verbs_qp_caps(ep->qp, &caps);
+    rv->reads_max = UTIL_MAX(1u, caps.max_rd_atomic);
+    /* A port reporting no limit gets 1 GiB chunks: READ lengths are 32-bit. */
+    if (chunk == 0 || (info->max_msg_sz != 0 && chunk > info->max_msg_sz)) {
+        chunk = info->max_msg_sz != 0 ? info->max_msg_sz : (1u << 30);
+    }
+    rv->chunk = (uint32_t)chunk;
+    return IBMSG_OK;
+}
+
+void core_rndv_ep_cleanup(ibmsg_ep_t ep)
+{
+    free(ep->rndv.tx);
+    free(ep->rndv.fin);
+    ep->rndv.tx = NULL;
+    ep->rndv.fin = NULL;
+}
+
+static UTIL_COLD void rndv_reject(ibmsg_ep_t ep, const char *what, const core_wire_rndv_t *b)
+{
+    core_cnt_inc(ep->cnt, CNT_CORE_RNDV_REJECTED);
+    if (ep->rndv.rejected_logged++ < 8) {
+        util_error("qp 0x%x: rejected a rendezvous %s (id %u, addr 0x%llx, length %llu, rkey "
+                   "0x%x): no such outstanding transfer",
+                   ep->qpn, what, b->id, (unsigned long long)b->addr, (unsigned long long)b->length,
+                   b->rkey);
+    }
+}
+
+int core_rndv_send(ibmsg_ep_t ep, struct ibmsg_request_s *req)
+{
+    core_rndv_ep_t *rv = &ep->rndv;
+    uint32_t id = rv->tx_next_id;
+    core_wire_rndv_t body;
+    int status;
+
+    if (rv->tx[id & RNDV_MASK] != NULL) {
+        return IBMSG_ERR_NO_RESOURCE; /* CORE_RNDV_MAX sends await their FIN */
+    }
+    if (req->rndv.reg == NULL) {
+        status = verbs_rcache_get(ep->ctx->rcache, req->buf, req->len, VERBS_ACCESS_REMOTE_READ,
+                                  &req->rndv.reg);
+        if (status != IBMSG_OK) {
+            return status == IBMSG_ERR_NO_RESOURCE ? IBMSG_ERR_NO_MEMORY : status;
+        }
+    }
+    body.addr = (uintptr_t)req->buf;
+    body.length = req->len;
+    body.rkey = req->rndv.reg->rkey;
+    body.id = id;
+    status = core_ep_post_msg(ep, CORE_WIRE_RTS, req->status.tag, &body, sizeof(body));
+    if (status != IBMSG_OK) {
+        if (status != IBMSG_ERR_NO_RESOURCE) {
+            verbs_rcache_put(ep->ctx->rcache, req->rndv.reg);
+            req->rndv.reg = NULL;
+        }
+        return status; /* on NO_RESOURCE the registration is kept for the retry */
+    }
+    rv->tx[id & RNDV_MASK] = req;
+    rv->tx_next_id++;
+    req->rndv.id = id;
+    req->rndv.rkey = body.rkey;
+    req->rndv.active = 1;
+    core_cnt_inc(ep->cnt, CNT_CORE_RNDV_MSGS_SENT);
+    core_cnt_add(ep->cnt, CNT_CORE_RNDV_BYTES_SENT, req->len);
+    return IBMSG_OK;
+}
+
+/* The FIN of a send: check it names exactly an outstanding transfer, then complete it. */
+static void rndv_fin(ibmsg_ep_t ep, const core_wire_rndv_t *fin)
+{
+    struct ibmsg_request_s **slot = &ep->rndv.tx[fin->id & RNDV_MASK];
+    struct ibmsg_request_s *req = *slot;
+
+    if (req == NULL || req->rndv.id != fin->id || (uintptr_t)req->buf != fin->addr ||
+        req->rndv.rkey != fin->rkey || fin->length > req->len) {
+        rndv_reject(ep, "FIN", fin);
+        return;
+    }
+    *slot = NULL;
+    verbs_rcache_put(ep->ctx->rcache, req->rndv.reg);
+    req->rndv.reg = NULL;
+    req->rndv.active = 0;
+    core_req_complete(req, IBMSG_OK);
+    core_ep_mark_dirty(ep); /* a send may wait for the id */
+}
+
+int core_rndv_arrival(ibmsg_ep_t ep, const core_wire_hdr_t *hdr)
+{
+    const core_wire_rndv_t *body = (const core_wire_rndv_t *)(const void *)(hdr + 1);
+    core_rndv_ep_t *rv = &ep->rndv;
+    core_mq_entry_t *e;
+
+    if (hdr->type == CORE_WIRE_FIN) {
+        rndv_fin(ep, body);
+        return 0;
+    }
+    /* An RTS: the next id, of a size the eager protocol would not carry, within the window. */
+    if (body->id != rv->rx_next_id || body->length <= ep->peer_limit ||
+        rv->rx_active >= CORE_RNDV_MAX) {
+        rndv_reject(ep, "RTS", body);
+        return 0;
+    }
+    rv->rx_next_id++;
+    rv->rx_active++;
+    core_cnt_inc(ep->cnt, CNT_CORE_RNDV_MSGS_RECVD);
+    e = core_mq_match_arrival(&ep->ctx->mq, ep, hdr->tag);
+    if (e == NULL) {
+        return 1;
+    }
+    core_rndv_pull(ep, util_container_of(e, struct ibmsg_request_s, mq), hdr->tag, body);
+    return 0;
+}
+
+static void pull_service(ibmsg_ep_t ep);
+
+static void fin_queue(ibmsg_ep_t ep, const struct ibmsg_request_s *req, uint64_t bytes)
+{
+    core_rndv_ep_t *rv = &ep->rndv;
+    core_wire_rndv_t *f = &rv->fin[rv->fin_head++ & RNDV_MASK];
+
+    f->addr = req->rndv.raddr;
+    f->length = bytes;
+    f->rkey = req->rndv.rkey;
+    f->id = req->rndv.id;
+    core_ep_mark_dirty(ep);
+}
+
+/* Every READ of req is done (or will never be posted): FIN to the sender, complete req. */
+static void pull_finish(ibmsg_ep_t ep, struct ibmsg_request_s *req)
+{
+    int ok = req->rndv.error == IBMSG_OK || req->rndv.error == IBMSG_ERR_TRUNCATED;
+
+    if (req->rndv.reg != NULL) {
+        verbs_rcache_put(ep->ctx->rcache, req->rndv.reg);
+        req->rndv.reg = NULL;
+    }
+    if (ok) {
+        core_cnt_add(ep->cnt, CNT_CORE_RNDV_BYTES_RECVD, req->rndv.want);
+    }
+    if (ep->state == CORE_EP_CONNECTED) {
+        /* A failed pull still FINs (0 bytes): the sender must not wait forever. */
+        fin_queue(ep, req, ok ? req->rndv.want : 0);
+    } else {
+        ep->rndv.rx_active--;
+    }
+    req->rndv.active = 0;
+    core_req_complete(req, req->rndv.error);
+}
+
+void core_rndv_pull(ibmsg_ep_t ep, struct ibmsg_request_s *req, uint64_t tag,
+                    const core_wire_rndv_t *rts)
+{
+    core_rndv_ep_t *rv = &ep->rndv;
+    core_rndv_req_t *r = &req->rndv;
+
+    req->ep = ep;
+    req->status.source = ep;
+    req->status.tag = tag;
+    req->status.length = rts->length;
+    r->raddr = rts->addr;
+    r->rkey = rts->rkey;
+    r->id = rts->id;
+    r->want = UTIL_MIN((uint64_t)req->len, rts->length);
+    r->posted = 0;
+    r->reads_out = 0;
+    r->active = 1;
+    r->error = IBMSG_OK;
+    r->next = NULL;
+    if (rts->length > req->len) {
+        core_cnt_inc(ep->cnt, CNT_CORE_TRUNCATED_MSGS);
+        r->error = IBMSG_ERR_TRUNCATED;
+    }
+    if (r->want > 0) {
+        int status =
+            verbs_rcache_get(ep->ctx->rcache, req->buf, r->want, VERBS_ACCESS_LOCAL_WRITE, &r->reg);
+        if (status != IBMSG_OK) {
+            r->reg = NULL;
+            r->error = status;
+        }
+    }
+    if (r->reg == NULL) {
+        pull_finish(ep, req); /* nothing to read, or the buffer cannot be registered */
+        return;
+    }
+    if (rv->pull_tail != NULL) {
+        rv->pull_tail->rndv.next = req;
+    } else {
+        rv->pull_head = req;
+    }
+    rv->pull_tail = req;
+    if (ep->state == CORE_EP_CONNECTED) {
+        pull_service(ep); /* at once: the data moves while the caller goes on */
+    }
+}
+
+void core_rndv_read_done(ibmsg_ep_t ep, struct ibmsg_request_s *req, int wc_status)
+{
+    core_rndv_req_t *r = &req->rndv;
+
+    ep->rndv.reads_out--;
+    r->reads_out--;
+    core_level_add(ep->ctx->cnt, CNT_CORE_RNDV_READS_OUTSTANDING, -1);
+    if (wc_status != VERBS_WC_SUCCESS &&
+        (r->error == IBMSG_OK || r->error == IBMSG_ERR_TRUNCATED)) {
+        r->error = IBMSG_ERR_PEER_FAILED; /* the endpoint fails next and stops the pull */
+    }
+    /* posted < want: still queued for more READs (core_rndv_ep_fail takes it out on error). */
+    if (r->reads_out == 0 && r->posted == r->want) {
+        pull_finish(ep, req);
+    }
+    core_ep_mark_dirty(ep);
+}
+
+/* Post the READs of the queued pulls, in match order, within the QP's limits. */
+static void pull_service(ibmsg_ep_t ep)
+{
+    core_rndv_ep_t *rv = &ep->rndv;
+    struct ibmsg_request_s *req;
+
+    while ((req = rv->pull_head) != NULL) {
+        core_rndv_req_t *r = &req->rndv;
+        while (r->posted < r->want) {
+            core_sslot_t *slot = &ep->sring[ep->sq_head & ep->sq_mask];
+            uint32_t n = (uint32_t)UTIL_MIN((uint64_t)rv->chunk, r->want - r->posted);
+            int status;
+            if (rv->reads_out >= rv->reads_max || ep->sq_head - ep->sq_tail >= ep->sq_depth) {
+                return; /* resumed when a READ or send completes */
+            }
+            slot->buf = NULL;
+            slot->rndv = req;
+            /* Every READ is signalled: its completion frees a read slot and may end the pull. */
+            status = verbs_qp_post_read(ep->qp, (uintptr_t)req->buf + r->posted, r->reg->lkey, n,
+                                        r->raddr + r->posted, r->rkey, VERBS_SEND_SIGNALED,
+                                        (uintptr_t)slot);
+            if (status != IBMSG_OK) {
+                slot->rndv = NULL;
+                core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
+                return;
+            }
+            ep->sq_head++;
+            ep->sq_last_signal = ep->sq_head;
+            ep->signals_outstanding++;
+            rv->reads_out++;
+            r->reads_out++;
+            core_level_add(ep->ctx->cnt, CNT_CORE_RNDV_READS_OUTSTANDING, 1);
+            r->posted += n;
+            core_cnt_inc(ep->cnt, CNT_CORE_RNDV_READS_POSTED);
+            core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
+        }
+        rv->pull_head = r->next;
+        if (rv->pull_head == NULL) {
+            rv->pull_tail = NULL;
+        }
+        r->next = NULL;
+    }
+}
+
+void core_rndv_service(ibmsg_ep_t ep)
+{
+    core_rndv_ep_t *rv = &ep->rndv;
+
+    while (rv->fin_tail != rv->fin_head && core_ep_can_send(ep)) {
+        const core_wire_rndv_t *f = &rv->fin[rv->fin_tail & RNDV_MASK];
+        if (core_ep_post_msg(ep, CORE_WIRE_FIN, 0, f, sizeof(*f)) != IBMSG_OK) {
+            break; /* no bounce buffer (retried later) or the endpoint failed */
+        }
+        rv->fin_tail++;
+        rv->rx_active--;
+    }
+    if (rv->pull_head != NULL && ep->state == CORE_EP_CONNECTED) {
+        pull_service(ep);
+    }
+}
+
+void core_rndv_ep_fail(ibmsg_ep_t ep, int error)
+{
+    core_rndv_ep_t *rv = &ep->rndv;
+    struct ibmsg_request_s *req, *next;
+
+    if (rv->tx == NULL) {
+        return;
+    }
+    /* Sends: the peer can no longer read them (the QP is in error or about to be). */
+    for (uint32_t i = 0; i < CORE_RNDV_MAX; i++) {
+        req = rv->tx[i];
+        if (req != NULL) {
+            rv->tx[i] = NULL;
+            verbs_rcache_put(ep->ctx->rcache, req->rndv.reg);
+            req->rndv.reg = NULL;
+            req->rndv.active = 0;
+            core_req_complete(req, error);
+        }
+    }
+    /* Pulls: post nothing more; those with READs in flight end when the READs come back. */
+    for (req = rv->pull_head; req != NULL; req = next) {
+        next = req->rndv.next;
+        req->rndv.next = NULL;
+        req->rndv.want = req->rndv.posted;
+        req->rndv.error = error;
+        if (req->rndv.reads_out == 0) {
+            pull_finish(ep, req);
+        }
+    }
+    rv->pull_head = rv->pull_tail = NULL;
+    rv->rx_active -= rv->fin_head - rv->fin_tail;
+    rv->fin_tail = rv->fin_head;
+}

@@ -1,0 +1,120 @@
+/*
+ * The rendezvous protocol: messages above the eager limit move zero-copy.
+ *
+ *   sender                                   receiver
+ *   register buf (REMOTE_READ)
+ *   RTS {addr, length, rkey, id} + tag  -->  validate; match in message order like an eager
+ *                                            message (posted receive, or the unexpected queue
+ *                                            until one is posted)
+ *                                            register the receive buffer (LOCAL_WRITE);
+ *                                            RDMA READ min(length, buffer) bytes in chunks of at
+ *                                            most the port's max message size (core_rndv_chunk),
+ *                                            at most the QP's max_rd_atomic outstanding
+ *                                       <--  FIN {addr, bytes read, rkey, id}; the receive
+ *                                            completes (ERR_TRUNCATED when it did not fit)
+ *   validate the FIN against the
+ *   outstanding transfer; release the
+ *   registration; the send completes
+ *
+ * Why READ by the receiver rather than WRITE by the sender: with READ the receiver moves the
+ * data when its buffer is known, so an RTS costs one message whether or not a receive is
+ * posted, the receiver reads only what fits (truncation needs no extra round trip), and the
+ * receive buffer is never exposed to the peer (no remote key for it ever leaves this process:
+ * only the send buffer's, read-only). WRITE would need a clear-to-send carrying the receive
+ * buffer's key back first (one more half round trip and a remotely writable receive buffer).
+ * Completion may be out of order (a later eager message can complete first); matching is not.
+ *
+ * Per endpoint, at most CORE_RNDV_MAX sends wait for their FIN (more wait in the send queue),
+ * so ids are checked against a table: a FIN whose id, address, length or key does not belong
+ * to an outstanding send, and an RTS out of id order, of an eager size or beyond the window,
+ * is rejected and counted (core_rndv_rejected), never acted on.
+ */
+#ifndef IBMSG_CORE_RNDV_H
+#define IBMSG_CORE_RNDV_H
+
+#include <stdint.h>
+
+#include "core/wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Rendezvous sends awaiting their FIN per endpoint (a power of two). */
+#define CORE_RNDV_MAX 256
+
+struct ibmsg_request_s;
+struct ibmsg_ep_s;
+struct verbs_reg;
+
+/* A request's rendezvous state (sends: from RTS to FIN; receives: from match to the FIN). */
+typedef struct core_rndv_req {
+    struct verbs_reg *reg; /* the user buffer's registration, NULL when nothing to read */
+    uint64_t raddr;        /* receives: the sender's buffer */
+    uint64_t want;         /* receives: bytes to pull (min of message and buffer) */
+    uint64_t posted;       /* receives: bytes whose READ is posted */
+    uint32_t rkey;         /* the sender's key (receives: to read; sends: checked in the FIN) */
+    uint32_t id;
+    uint32_t reads_out;           /* receives: READs posted and not complete */
+    uint8_t active;               /* between RTS and FIN: not cancellable */
+    int error;                    /* receives: the completion status once the reads are done */
+    struct ibmsg_request_s *next; /* receives: the endpoint's queue of pulls to post */
+} core_rndv_req_t;
+
+/* An endpoint's rendezvous state. */
+typedef struct core_rndv_ep {
+    struct ibmsg_request_s **tx; /* sends awaiting FIN, by id % CORE_RNDV_MAX */
+    core_wire_rndv_t *fin;       /* FINs waiting for a credit, ring of CORE_RNDV_MAX */
+    uint32_t fin_head, fin_tail;
+    uint32_t tx_next_id; /* id of the next RTS sent */
+    uint32_t rx_next_id; /* id the next RTS received must carry */
+    uint32_t rx_active;  /* RTS accepted whose FIN is not posted yet */
+    uint32_t reads_out;  /* READs outstanding on the QP */
+    uint32_t reads_max;  /* the QP's max_rd_atomic */
+    uint32_t chunk;      /* largest READ */
+    uint64_t rejected_logged;
+    struct ibmsg_request_s *pull_head, *pull_tail; /* receives with READs to post, in order */
+} core_rndv_ep_t;
+
+/** Set up an endpoint's state (at creation). Returns IBMSG_OK or IBMSG_ERR_NO_MEMORY. */
+int core_rndv_ep_init(struct ibmsg_ep_s *ep);
+
+/** Free it (the endpoint's transfers are complete or failed). */
+void core_rndv_ep_cleanup(struct ibmsg_ep_s *ep);
+
+/**
+ * Start a rendezvous send (req->len above the peer's eager limit; the caller checked credits
+ * and send-queue room). IBMSG_OK: the RTS is posted, req completes with the FIN.
+ * IBMSG_ERR_NO_RESOURCE: try again later (no id free or no bounce buffer). Other errors: the
+ * send failed (registration refused, or the endpoint failed).
+ */
+int core_rndv_send(struct ibmsg_ep_s *ep, struct ibmsg_request_s *req);
+
+/**
+ * An RTS or FIN arrived in descriptor d (header validated, sequence and credits taken).
+ * Returns 1 when d is an RTS no receive matched (the caller queues it as unexpected), 0 when
+ * it was consumed (pull started, FIN handled, or rejected and counted): repost it.
+ */
+int core_rndv_arrival(struct ibmsg_ep_s *ep, const core_wire_hdr_t *hdr);
+
+/** A receive matched an RTS of ep (from the unexpected queue or on arrival): pull it. */
+void core_rndv_pull(struct ibmsg_ep_s *ep, struct ibmsg_request_s *req, uint64_t tag,
+                    const core_wire_rndv_t *rts);
+
+/** A READ of req posted on ep completed with wc status (0: success). */
+void core_rndv_read_done(struct ibmsg_ep_s *ep, struct ibmsg_request_s *req, int wc_status);
+
+/** Post queued FINs and READs while credits, send-queue room and the read limit allow. */
+void core_rndv_service(struct ibmsg_ep_s *ep);
+
+/**
+ * The endpoint failed: its sends awaiting FIN complete with error, pulls stop (those with
+ * READs in flight complete when the flushed READs come back).
+ */
+void core_rndv_ep_fail(struct ibmsg_ep_s *ep, int error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,625 @@
+// The rendezvous protocol and the registration cache on a real device (Soft-RoCE in the guest):
+// every size from 0 B to 8 MiB both ways across the eager limit, truncation, unexpected
+// rendezvous, buffers reused and freed and reallocated between sends, exact counters, and
+// malformed RTS / FIN messages; then two processes (two devices with --two-hosts).
+#include <gtest/gtest.h>
+
+#include <malloc.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/core.h"
+#include "counters/shard.h"
+#include "ibmsg/ibmsg.h"
+
+namespace
+{
+
+constexpr const char *kSkip = "no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma";
+constexpr size_t kMiB = 1 << 20;
+
+uint8_t pattern(uint64_t seed, size_t i)
+{
+    return uint8_t(seed * 131 + i * 7 + (i >> 12) + 1);
+}
+
+void fill(void *p, size_t len, uint64_t seed)
+{
+    auto *b = static_cast<uint8_t *>(p);
+    for (size_t i = 0; i < len; i++) {
+        b[i] = pattern(seed, i);
+    }
+}
+
+// The first byte that differs from the pattern, or len.
+size_t first_bad(const void *p, size_t len, uint64_t seed)
+{
+    const auto *b = static_cast<const uint8_t *>(p);
+    for (size_t i = 0; i < len; i++) {
+        if (b[i] != pattern(seed, i)) {
+            return i;
+        }
+    }
+    return len;
+}
+
+using Hints = std::vector<std::pair<const char *, const char *>>;
+
+int open_context(ibmsg_context_t *ctx, const Hints &hints = {}, const char *device = nullptr)
+{
+    ibmsg_info_t info;
+    if (ibmsg_info_create(&info) != IBMSG_OK) {
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    if (device == nullptr) {
+        device = getenv("IBMSG_TEST_DEVICE");
+    }
+    if (device != nullptr) {
+        ibmsg_info_set_string(info, "device", device);
+    }
+    for (auto &h : hints) {
+        ibmsg_info_set_string(info, h.first, h.second);
+    }
+    int ret = ibmsg_context_create(info, ctx);
+    ibmsg_info_free(&info);
+    return ret;
+}
+
+int connect_pair(ibmsg_ep_t a, ibmsg_ep_t b)
+{
+    uint8_t ba[IBMSG_EP_ADDRESS_MAX], bb[IBMSG_EP_ADDRESS_MAX];
+    size_t la = sizeof(ba), lb = sizeof(bb);
+    int ret = ibmsg_ep_address(a, ba, &la);
+    if (ret == IBMSG_OK) {
+        ret = ibmsg_ep_address(b, bb, &lb);
+    }
+    if (ret == IBMSG_OK) {
+        ret = ibmsg_ep_connect(a, bb, lb);
+    }
+    if (ret == IBMSG_OK) {
+        ret = ibmsg_ep_connect(b, ba, la);
+    }
+    return ret;
+}
+
+struct RndvTest : ::testing::Test {
+    ibmsg_context_t ctx = IBMSG_CONTEXT_NULL;
+    ibmsg_ep_t a = IBMSG_EP_NULL, b = IBMSG_EP_NULL;
+    size_t limit = 0;
+    uint64_t expect_wire_rejected = 0;
+
+    void open(const Hints &hints = {})
+    {
+        int ret = open_context(&ctx, hints);
+        if (ret == IBMSG_ERR_NO_DEVICE) {
+            GTEST_SKIP() << kSkip;
+        }
+        ASSERT_EQ(ret, IBMSG_OK);
+        ASSERT_EQ(ibmsg_ep_create(ctx, &a), IBMSG_OK);
+        ASSERT_EQ(ibmsg_ep_create(ctx, &b), IBMSG_OK);
+        ASSERT_EQ(connect_pair(a, b), IBMSG_OK);
+        ibmsg_context_attr_t attr;
+        ASSERT_EQ(ibmsg_context_query(ctx, &attr), IBMSG_OK);
+        limit = attr.eager_limit;
+    }
+    void SetUp() override
+    {
+#if !IBMSG_HAVE_CORE_COUNTERS
+        GTEST_SKIP() << "counters compiled out (IBMSG_CORE_COUNTERS=OFF)";
+#endif
+    }
+    void TearDown() override
+    {
+        if (ctx != IBMSG_CONTEXT_NULL) {
+            EXPECT_EQ(cnt(CNT_CORE_WIRE_REJECTED), expect_wire_rejected);
+            EXPECT_EQ(cnt(CNT_VERBS_RNR_EVENTS), 0u);
+            EXPECT_EQ(cnt(CNT_VERBS_WC_ERRORS), 0u);
+            EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
+        }
+    }
+    uint64_t cnt(cnt_id_t id, cnt_read_what_t what = CNT_READ_VALUE) const
+    {
+        return cnt_read(ctx->cnt, id, what);
+    }
+    // READs one message of len bytes takes.
+    uint64_t reads(size_t len) const
+    {
+        return (len + a->rndv.chunk - 1) / a->rndv.chunk;
+    }
+
+    // Send len bytes of pattern seed from `out` (filled here) over from -> to into `in`
+    // (inlen bytes, guard bytes after it checked); the receive is posted first.
+    void transfer(ibmsg_ep_t from, ibmsg_ep_t to, uint8_t *out, size_t len, uint8_t *in,
+                  size_t inlen, uint64_t tag, int expect = IBMSG_OK)
+    {
+        fill(out, len, tag);
+        ibmsg_tag_status_t st{};
+        ibmsg_request_t rreq, sreq;
+        ASSERT_EQ(ibmsg_tag_irecv(ctx, to, in, inlen, tag, IBMSG_TAG_MASK_EXACT, &rreq), IBMSG_OK);
+        ASSERT_EQ(ibmsg_tag_isend(from, out, len, tag, &sreq), IBMSG_OK);
+        ASSERT_EQ(ibmsg_request_wait(&rreq, &st), expect) << len << " bytes";
+        ASSERT_EQ(ibmsg_request_wait(&sreq, nullptr), IBMSG_OK) << len << " bytes";
+        EXPECT_EQ(st.source, to);
+        EXPECT_EQ(st.tag, tag);
+        EXPECT_EQ(st.length, len);
+        size_t n = std::min(len, inlen);
+        ASSERT_EQ(first_bad(in, n, tag), n) << len << " bytes into " << inlen;
+    }
+};
+
+std::vector<size_t> all_sizes(size_t limit)
+{
+    std::vector<size_t> s = {0};
+    for (size_t p = 1; p <= 8 * kMiB; p *= 2) {
+        s.push_back(p);
+    }
+    for (size_t odd : {size_t(8191), size_t(8193), size_t(65537), size_t(1048577), limit - 1, limit,
+                       limit + 1, size_t(3 * kMiB + 5), 8 * kMiB - 1}) {
+        s.push_back(odd);
+    }
+    return s;
+}
+
+} // namespace
+
+TEST_F(RndvTest, EverySizeBothWaysCountsExactly)
+{
+    open();
+    const auto sizes = all_sizes(limit);
+    std::vector<uint8_t> out(8 * kMiB), in(8 * kMiB + 64);
+    uint64_t tag = 1, eager = 0, eager_bytes = 0, rndv = 0, rndv_bytes = 0, nreads = 0;
+    for (size_t s : sizes) {
+        for (int dir = 0; dir < 2; dir++) {
+            std::memset(in.data(), 0xee, in.size());
+            transfer(dir == 0 ? a : b, dir == 0 ? b : a, out.data(), s, in.data(), s, tag++);
+            for (size_t i = s; i < s + 64; i++) {
+                ASSERT_EQ(in[i], 0xee) << "written past " << s << " bytes at " << i;
+            }
+            if (s > limit) {
+                rndv++;
+                rndv_bytes += s;
+                nreads += reads(s);
+            } else {
+                eager++;
+                eager_bytes += s;
+            }
+        }
+    }
+    EXPECT_GT(rndv, 20u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_MSGS_SENT), rndv);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_MSGS_RECVD), rndv);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_BYTES_SENT), rndv_bytes);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_BYTES_RECVD), rndv_bytes);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_READS_POSTED), nreads);
+    EXPECT_EQ(cnt(CNT_CORE_EAGER_MSGS_SENT), eager);
+    EXPECT_EQ(cnt(CNT_CORE_EAGER_BYTES_RECVD), eager_bytes);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REJECTED), 0u);
+    EXPECT_EQ(cnt(CNT_CORE_TRUNCATED_MSGS), 0u);
+    // One send buffer and one receive buffer, each registered once per distinct page range.
+    EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_HITS) + cnt(CNT_VERBS_REG_CACHE_MISSES), 2 * rndv);
+    EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_INVALIDATIONS), 0u);
+    EXPECT_GE(cnt(CNT_VERBS_REG_BYTES, CNT_READ_HIGH), 2 * 8 * kMiB);
+}
+
+TEST_F(RndvTest, ReadsSplitByChunk)
+{
+    open({{"core_rndv_chunk", "65536"}});
+    ASSERT_EQ(a->rndv.chunk, 65536u);
+    EXPECT_GE(a->rndv.reads_max, 1u);
+    std::vector<uint8_t> out(kMiB + 1), in(kMiB + 1);
+    transfer(a, b, out.data(), kMiB + 1, in.data(), in.size(), 7);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_READS_POSTED), 17u) << "16 full chunks and one byte";
+    transfer(b, a, out.data(), kMiB, in.data(), in.size(), 8);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_READS_POSTED), 33u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_BYTES_RECVD), 2 * kMiB + 1);
+}
+
+TEST_F(RndvTest, ReadsInFlightStayWithinTheQpLimit)
+{
+    open({{"core_rndv_chunk", "4096"}});
+    // 4 MiB in 4 KiB READs: far more than the QP may have outstanding.
+    std::vector<uint8_t> out(4 * kMiB), in(4 * kMiB);
+    transfer(a, b, out.data(), out.size(), in.data(), in.size(), 9);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_READS_POSTED), 1024u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_READS_OUTSTANDING), 0u);
+    const uint64_t high = cnt(CNT_CORE_RNDV_READS_OUTSTANDING, CNT_READ_HIGH);
+    EXPECT_LE(high, uint64_t(std::min(b->rndv.reads_max, b->sq_depth)));
+    EXPECT_GE(high, 2u) << "READs are pipelined";
+    printf("READs in flight at most %llu (QP max_rd_atomic %u, send queue %u)\n",
+           (unsigned long long)high, b->rndv.reads_max, b->sq_depth);
+}
+
+TEST_F(RndvTest, TruncationReadsOnlyWhatFits)
+{
+    open();
+    const size_t len = 100000, small = 50000;
+    std::vector<uint8_t> out(len), in(small + 64, 0xee);
+    // A posted receive smaller than the message (a rendezvous one).
+    transfer(a, b, out.data(), len, in.data(), small, 3, IBMSG_ERR_TRUNCATED);
+    for (size_t i = small; i < in.size(); i++) {
+        ASSERT_EQ(in[i], 0xee) << i;
+    }
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_BYTES_RECVD), small);
+    // Larger than the eager limit to an eager-sized buffer, unexpected, and to no buffer at all.
+    ibmsg_request_t s1, s2;
+    fill(out.data(), len, 4);
+    ASSERT_EQ(ibmsg_tag_isend(a, out.data(), len, 4, &s1), IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_isend(a, out.data(), len, 5, &s2), IBMSG_OK);
+    ibmsg_tag_status_t st{};
+    ASSERT_EQ(ibmsg_tag_recv(ctx, b, in.data(), 100, 4, IBMSG_TAG_MASK_EXACT, &st),
+              IBMSG_ERR_TRUNCATED);
+    EXPECT_EQ(st.length, len);
+    EXPECT_EQ(first_bad(in.data(), 100, 4), 100u);
+    EXPECT_EQ(in[100], pattern(3, 100)) << "nothing past the 100 bytes";
+    ASSERT_EQ(ibmsg_tag_recv(ctx, b, nullptr, 0, 5, IBMSG_TAG_MASK_EXACT, &st),
+              IBMSG_ERR_TRUNCATED);
+    EXPECT_EQ(st.length, len);
+    EXPECT_EQ(ibmsg_request_wait(&s1, nullptr), IBMSG_OK);
+    EXPECT_EQ(ibmsg_request_wait(&s2, nullptr), IBMSG_OK) << "a 0-byte pull still FINs";
+    EXPECT_EQ(cnt(CNT_CORE_TRUNCATED_MSGS), 3u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_BYTES_RECVD), small + 100);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_MSGS_RECVD), 3u);
+    // An eager message into a rendezvous-sized buffer.
+    std::vector<uint8_t> big(len);
+    transfer(b, a, out.data(), 1000, big.data(), big.size(), 6);
+}
+
+TEST_F(RndvTest, UnexpectedRendezvousMatchesInOrder)
+{
+    open();
+    // Interleaved eager and rendezvous messages of one tag, all sent before any receive.
+    const std::vector<size_t> sizes = {200000, 10, 65537, limit, limit + 1, 1 << 20, 0};
+    std::vector<std::vector<uint8_t>> out(sizes.size());
+    std::vector<ibmsg_request_t> sreq(sizes.size());
+    for (size_t i = 0; i < sizes.size(); i++) {
+        out[i].resize(sizes[i]);
+        fill(out[i].data(), sizes[i], 100 + i);
+        ASSERT_EQ(ibmsg_tag_isend(a, out[i].data(), sizes[i], 9, &sreq[i]), IBMSG_OK);
+    }
+    for (int spin = 0; spin < 1000000 && cnt(CNT_CORE_UNEXPECTED_RECVQ) < sizes.size(); spin++) {
+        ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
+    }
+    ASSERT_EQ(cnt(CNT_CORE_UNEXPECTED_RECVQ), sizes.size());
+    int done = 1;
+    ASSERT_EQ(ibmsg_request_test(&sreq[0], &done, nullptr), IBMSG_OK);
+    EXPECT_EQ(done, 0) << "a rendezvous send completes only when the data has been read";
+    EXPECT_EQ(ibmsg_request_cancel(sreq[0]), IBMSG_OK) << "in flight: not cancelled";
+    std::vector<uint8_t> in(2 << 20);
+    for (size_t i = 0; i < sizes.size(); i++) {
+        ibmsg_tag_status_t st{};
+        ASSERT_EQ(
+            ibmsg_tag_recv(ctx, IBMSG_EP_NULL, in.data(), in.size(), 0, IBMSG_TAG_MASK_ANY, &st),
+            IBMSG_OK);
+        ASSERT_EQ(st.length, sizes[i]) << "message " << i << " out of order";
+        EXPECT_EQ(first_bad(in.data(), sizes[i], 100 + i), sizes[i]) << "message " << i;
+    }
+    for (auto &r : sreq) {
+        EXPECT_EQ(ibmsg_request_wait(&r, nullptr), IBMSG_OK);
+    }
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_MSGS_RECVD), 4u);
+    EXPECT_EQ(cnt(CNT_CORE_UNEXPECTED_MSGS), sizes.size());
+}
+
+TEST_F(RndvTest, ManyInFlightBeyondTheIdWindow)
+{
+    open();
+    // More rendezvous sends than CORE_RNDV_MAX at once: the rest wait for ids, in order.
+    const int n = CORE_RNDV_MAX + 44;
+    const size_t len = limit + 1000;
+    std::vector<uint8_t> out(len * n);
+    std::vector<ibmsg_request_t> sreq(n);
+    for (int i = 0; i < n; i++) {
+        fill(&out[i * len], len, i);
+        ASSERT_EQ(ibmsg_tag_isend(a, &out[i * len], len, 11, &sreq[i]), IBMSG_OK);
+    }
+    std::vector<uint8_t> in(len);
+    for (int i = 0; i < n; i++) {
+        ibmsg_tag_status_t st{};
+        ASSERT_EQ(ibmsg_tag_recv(ctx, b, in.data(), len, 11, IBMSG_TAG_MASK_EXACT, &st), IBMSG_OK);
+        ASSERT_EQ(first_bad(in.data(), len, i), len) << "message " << i;
+    }
+    for (auto &r : sreq) {
+        EXPECT_EQ(ibmsg_request_wait(&r, nullptr), IBMSG_OK);
+    }
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_MSGS_SENT), uint64_t(n));
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REJECTED), 0u);
+}
+
+TEST_F(RndvTest, CacheHitsOnReuseExactly)
+{
+    open();
+    const int n = 10;
+    std::vector<uint8_t> out(kMiB), in(kMiB);
+    for (int i = 0; i < n; i++) {
+        transfer(a, b, out.data(), kMiB, in.data(), kMiB, 20 + i);
+    }
+    // A source and a destination: one miss each, then hits; the bytes stay registered.
+    EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_MISSES), 2u);
+    EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_HITS), 2u * (n - 1));
+    EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_EVICTIONS), 0u);
+    uint32_t entries = 0;
+    uint64_t bytes = 0;
+    verbs_rcache_usage(ctx->rcache, &entries, &bytes);
+    EXPECT_EQ(entries, 2u);
+    EXPECT_EQ(cnt(CNT_VERBS_REG_BYTES), bytes);
+    EXPECT_GE(bytes, 2 * kMiB);
+    EXPECT_LE(bytes, 2 * kMiB + 4 * 4096) << "whole pages of the buffers, no more";
+}
+
+TEST_F(RndvTest, CacheDisabledRegistersPerTransfer)
+{
+    open({{"verbs_reg_cache", "0"}});
+    const int n = 5;
+    std::vector<uint8_t> out(kMiB), in(kMiB);
+    for (int i = 0; i < n; i++) {
+        transfer(a, b, out.data(), kMiB, in.data(), kMiB, 20 + i);
+    }
+    EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_MISSES), 2u * n);
+    EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_HITS), 0u);
+    EXPECT_EQ(cnt(CNT_VERBS_REG_BYTES), 0u) << "released after every transfer";
+    EXPECT_GE(cnt(CNT_VERBS_REG_BYTES, CNT_READ_HIGH), 2 * kMiB);
+}
+
+TEST_F(RndvTest, CacheEvictsToItsLimit)
+{
+    open({{"verbs_reg_cache_max_entries", "3"}});
+    std::vector<uint8_t> out(4 * kMiB), in(kMiB);
+    for (int i = 0; i < 4; i++) { // 4 sources + 1 destination through 3 entries
+        transfer(a, b, &out[i * kMiB], kMiB, in.data(), kMiB, 40 + i);
+    }
+    uint32_t entries = 0;
+    verbs_rcache_usage(ctx->rcache, &entries, nullptr);
+    EXPECT_EQ(entries, 3u);
+    EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_MISSES), 5u);
+    EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_HITS), 3u);
+    EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_EVICTIONS), 2u);
+}
+
+// The cache must never send stale data: buffers freed and allocated again (often at the same
+// address, with other pages behind it) between sends, with new contents each time.
+TEST_F(RndvTest, FreedAndReallocatedBuffersNeverSendStaleData)
+{
+    open();
+    // A fixed mmap threshold: every 2 MiB block is mapped by malloc() and unmapped by free()
+    // (glibc would otherwise raise the threshold after the first free and reuse heap pages).
+    // Another allocator (AddressSanitizer's quarantines freed blocks) refuses: the malloc part
+    // then only checks the data, the mmap part below still proves the invalidation.
+    const bool glibc = mallopt(M_MMAP_THRESHOLD, 128 * 1024) == 1;
+    const size_t len = 2 * kMiB;
+    std::vector<uint8_t> in(len);
+    void *prev = nullptr;
+    int same = 0;
+    for (int i = 0; i < 8; i++) {
+        auto *out = static_cast<uint8_t *>(malloc(len));
+        ASSERT_NE(out, nullptr);
+        same += out == prev;
+        prev = out;
+        transfer(a, b, out, len, in.data(), len, 60 + i);
+        transfer(b, a, in.data(), len, out, len, 70 + i); // and as a destination
+        free(out);
+    }
+    if (glibc) {
+        EXPECT_GT(same, 0) << "malloc never reused the address: the test proves less";
+    }
+    // Each reuse: the source and the destination registration of the old pages are dropped.
+    EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_INVALIDATIONS), 2u * same);
+
+    // Deterministic: unmap and map again at the same address.
+    const uint64_t inval = cnt(CNT_VERBS_REG_CACHE_INVALIDATIONS);
+    void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(p, MAP_FAILED);
+    transfer(a, b, static_cast<uint8_t *>(p), len, in.data(), len, 80);
+    ASSERT_EQ(munmap(p, len), 0);
+    void *q = mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    ASSERT_EQ(q, p);
+    transfer(a, b, static_cast<uint8_t *>(q), len, in.data(), len, 81);
+    EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_INVALIDATIONS), inval + 1);
+    ASSERT_EQ(munmap(q, len), 0);
+
+    // Small heap blocks reused without unmapping keep their pages: hits, and still right.
+    const uint64_t hits = cnt(CNT_VERBS_REG_CACHE_HITS);
+    std::vector<uint8_t> keep(len); // the destination stays
+    for (int i = 0; i < 4; i++) {
+        auto *out = static_cast<uint8_t *>(malloc(64 * 1024));
+        transfer(a, b, out, 64 * 1024, keep.data(), 64 * 1024, 90 + i);
+        free(out);
+    }
+    EXPECT_GE(cnt(CNT_VERBS_REG_CACHE_HITS), hits + 3) << "the destination at least";
+}
+
+TEST_F(RndvTest, MalformedRtsAndFinAreRejectedAndCounted)
+{
+    open();
+    std::vector<uint8_t> out(limit + 5000), in(limit + 5000);
+    fill(out.data(), out.size(), 1);
+    // a's send waits for b's receive: id 0 is outstanding at a.
+    ibmsg_request_t sreq;
+    ASSERT_EQ(ibmsg_tag_isend(a, out.data(), out.size(), 1, &sreq), IBMSG_OK);
+    for (int spin = 0; spin < 100000 && cnt(CNT_CORE_UNEXPECTED_RECVQ) == 0; spin++) {
+        ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
+    }
+    ASSERT_EQ(cnt(CNT_CORE_UNEXPECTED_RECVQ), 1u);
+    const uint32_t rkey = sreq->rndv.rkey;
+    const uint64_t addr = uintptr_t(out.data());
+    core_wire_rndv_t bad[] = {
+        {addr, out.size(), rkey ^ 1, 0},         // another key
+        {addr + 8, out.size(), rkey, 0},         // another address
+        {addr, out.size() + 1, rkey, 0},         // more bytes than the message
+        {addr, out.size(), rkey, 1},             // an id not outstanding
+        {addr, out.size(), rkey, CORE_RNDV_MAX}, // same slot, another id
+    };
+    // Forge FINs from b (header-valid, so only the rendezvous check can refuse them).
+    auto inject = [&](uint8_t type, uint64_t tag, const core_wire_rndv_t &body) {
+        for (int spin = 0; spin < 100000 && !core_ep_can_send(b); spin++) {
+            ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
+        }
+        ASSERT_EQ(core_ep_post_msg(b, type, tag, &body, sizeof(body)), IBMSG_OK);
+    };
+    for (auto &f : bad) {
+        inject(CORE_WIRE_FIN, 0, f);
+    }
+    const uint64_t nbad = sizeof(bad) / sizeof(bad[0]);
+    for (int spin = 0; spin < 100000 && cnt(CNT_CORE_RNDV_REJECTED) < nbad; spin++) {
+        ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
+    }
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REJECTED), nbad);
+    int done = 1;
+    ASSERT_EQ(ibmsg_request_test(&sreq, &done, nullptr), IBMSG_OK);
+    EXPECT_EQ(done, 0) << "no forged FIN completed the send";
+
+    // The real receive completes both sides; replaying its FIN is then refused.
+    ibmsg_tag_status_t st{};
+    ASSERT_EQ(ibmsg_tag_recv(ctx, b, in.data(), in.size(), 1, IBMSG_TAG_MASK_EXACT, &st), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&sreq, nullptr), IBMSG_OK);
+    EXPECT_EQ(first_bad(in.data(), in.size(), 1), in.size());
+    inject(CORE_WIRE_FIN, 0, core_wire_rndv_t{addr, out.size(), rkey, 0});
+
+    // Forged RTSs to a: an id out of order and an eager size.
+    const uint32_t next = b->rndv.tx_next_id;
+    inject(CORE_WIRE_RTS, 5, core_wire_rndv_t{addr, out.size(), rkey, next + 3});
+    inject(CORE_WIRE_RTS, 5, core_wire_rndv_t{addr, limit, rkey, next});
+    for (int spin = 0; spin < 100000 && cnt(CNT_CORE_RNDV_REJECTED) < nbad + 3; spin++) {
+        ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
+    }
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REJECTED), nbad + 3);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_MSGS_RECVD), 1u) << "no forged RTS was accepted";
+    EXPECT_EQ(cnt(CNT_CORE_UNEXPECTED_RECVQ), 0u);
+
+    // Both directions still work, ids in step.
+    transfer(a, b, out.data(), out.size(), in.data(), in.size(), 2);
+    transfer(b, a, out.data(), out.size(), in.data(), in.size(), 3);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_MSGS_RECVD), 3u);
+
+    // A body no valid peer sends (address 0) is refused by the header check, like a corrupt
+    // header: the stream from b is then broken by design, so this goes last.
+    inject(CORE_WIRE_RTS, 5, core_wire_rndv_t{0, out.size(), rkey, b->rndv.tx_next_id});
+    expect_wire_rejected = 1;
+    for (int spin = 0; spin < 100000 && cnt(CNT_CORE_WIRE_REJECTED) < 1; spin++) {
+        ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
+    }
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_MSGS_RECVD), 3u);
+}
+
+TEST_F(RndvTest, DestroyWithTransfersInFlight)
+{
+    open();
+    std::vector<uint8_t> out(kMiB);
+    ibmsg_request_t sreq;
+    ASSERT_EQ(ibmsg_tag_isend(a, out.data(), out.size(), 1, &sreq), IBMSG_OK);
+    ASSERT_EQ(ibmsg_ep_destroy(a), IBMSG_OK);
+    EXPECT_EQ(ibmsg_request_wait(&sreq, nullptr), IBMSG_ERR_CANCELED);
+    ASSERT_EQ(ibmsg_ep_destroy(b), IBMSG_OK); // its unexpected RTS goes with it
+    a = b = IBMSG_EP_NULL;
+    EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_MISSES), 1u);
+    uint32_t entries = 0;
+    verbs_rcache_usage(ctx->rcache, &entries, nullptr);
+    EXPECT_EQ(entries, 1u) << "the registration is back in the cache, unused";
+}
+
+// Two processes (two devices with --two-hosts): the child echoes every message; the parent
+// sends every size, then from buffers it frees and allocates again.
+TEST(RndvTwoProcesses, EchoEverySizeAndReallocatedBuffers)
+{
+    {
+        ibmsg_context_t probe;
+        int ret = open_context(&probe);
+        if (ret == IBMSG_ERR_NO_DEVICE) {
+            GTEST_SKIP() << kSkip;
+        }
+        ASSERT_EQ(ret, IBMSG_OK);
+        ibmsg_context_destroy(probe);
+    }
+    const char *dev_a = getenv("IBMSG_VM_DEV_A"), *dev_b = getenv("IBMSG_VM_DEV_B");
+    const auto sizes = all_sizes(8192);
+    const int realloc_rounds = 6;
+    const size_t realloc_len = 3 * kMiB;
+    ibmsg_oob_t listener;
+    uint16_t port = 0;
+    ASSERT_EQ(ibmsg_oob_listen("127.0.0.1", 0, &listener), IBMSG_OK);
+    ASSERT_EQ(ibmsg_oob_port(listener, &port), IBMSG_OK);
+    fflush(nullptr);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        ibmsg_oob_close(listener);
+        ibmsg_context_t ctx;
+        ibmsg_ep_t ep;
+        ibmsg_oob_t conn;
+        if (open_context(&ctx, {}, dev_b) != IBMSG_OK || ibmsg_ep_create(ctx, &ep) != IBMSG_OK ||
+            ibmsg_oob_connect("127.0.0.1", port, 20000, &conn) != IBMSG_OK ||
+            ibmsg_oob_ep_connect(conn, ep, 20000) != IBMSG_OK) {
+            _exit(10);
+        }
+        std::vector<uint8_t> buf(8 * kMiB);
+        for (size_t i = 0; i < sizes.size() + realloc_rounds; i++) {
+            ibmsg_tag_status_t st;
+            if (ibmsg_tag_recv(ctx, ep, buf.data(), buf.size(), 0, IBMSG_TAG_MASK_ANY, &st) !=
+                    IBMSG_OK ||
+                ibmsg_tag_send(ep, buf.data(), st.length, st.tag) != IBMSG_OK) {
+                _exit(11);
+            }
+        }
+        if (ibmsg_tag_recv(ctx, ep, nullptr, 0, 9, IBMSG_TAG_MASK_EXACT, nullptr) != IBMSG_OK) {
+            _exit(14);
+        }
+        int ok = cnt_read(ctx->cnt, CNT_CORE_RNDV_REJECTED, CNT_READ_VALUE) == 0 &&
+                 cnt_read(ctx->cnt, CNT_CORE_WIRE_REJECTED, CNT_READ_VALUE) == 0;
+        ibmsg_oob_close(conn);
+        ibmsg_context_destroy(ctx);
+        _exit(ok ? 0 : 15);
+    }
+    ibmsg_context_t ctx;
+    ibmsg_ep_t ep;
+    ibmsg_oob_t conn;
+    ASSERT_EQ(open_context(&ctx, {}, dev_a), IBMSG_OK);
+    ASSERT_EQ(ibmsg_ep_create(ctx, &ep), IBMSG_OK);
+    ASSERT_EQ(ibmsg_oob_accept(listener, 20000, &conn), IBMSG_OK);
+    ASSERT_EQ(ibmsg_oob_ep_connect(conn, ep, 20000), IBMSG_OK);
+    std::vector<uint8_t> out(8 * kMiB), in(8 * kMiB);
+    uint64_t tag = 1000, rndv = 0;
+    for (size_t s : sizes) {
+        fill(out.data(), s, tag);
+        ibmsg_tag_status_t st{};
+        ibmsg_request_t rreq;
+        ASSERT_EQ(ibmsg_tag_irecv(ctx, ep, in.data(), in.size(), tag, IBMSG_TAG_MASK_EXACT, &rreq),
+                  IBMSG_OK);
+        ASSERT_EQ(ibmsg_tag_send(ep, out.data(), s, tag), IBMSG_OK);
+        ASSERT_EQ(ibmsg_request_wait(&rreq, &st), IBMSG_OK);
+        ASSERT_EQ(st.length, s);
+        ASSERT_EQ(first_bad(in.data(), s, tag), s) << s << " bytes";
+        rndv += s > 8192;
+        tag++;
+    }
+    for (int i = 0; i < realloc_rounds; i++) {
+        auto *p = static_cast<uint8_t *>(malloc(realloc_len));
+        ASSERT_NE(p, nullptr);
+        fill(p, realloc_len, tag);
+        ASSERT_EQ(ibmsg_tag_send(ep, p, realloc_len, tag), IBMSG_OK);
+        ibmsg_tag_status_t st{};
+        ASSERT_EQ(ibmsg_tag_recv(ctx, ep, p, realloc_len, tag, IBMSG_TAG_MASK_EXACT, &st),
+                  IBMSG_OK);
+        ASSERT_EQ(first_bad(p, realloc_len, tag), realloc_len) << "round " << i;
+        free(p);
+        rndv++;
+        tag++;
+    }
+    ASSERT_EQ(ibmsg_tag_send(ep, nullptr, 0, 9), IBMSG_OK);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "child failed (see its exit code in the test)";
+    EXPECT_EQ(cnt_read(ctx->cnt, CNT_CORE_RNDV_MSGS_SENT, CNT_READ_VALUE), rndv);
+    EXPECT_EQ(cnt_read(ctx->cnt, CNT_CORE_RNDV_MSGS_RECVD, CNT_READ_VALUE), rndv);
+    EXPECT_EQ(cnt_read(ctx->cnt, CNT_CORE_RNDV_REJECTED, CNT_READ_VALUE), 0u);
+    ibmsg_oob_close(conn);
+    ibmsg_oob_close(listener);
+    EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
+}

@@ -1,0 +1,95 @@
+/* Device registrations for the registration cache (see mr.h). */
+#include "verbs/mr.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ibmsg/status.h>
+
+#include "util/log.h"
+#include "verbs/pagemap.h"
+#include "verbs/verbs_priv.h"
+
+typedef struct mr_ops_arg {
+    verbs_dev_t *dev;
+    int pagemap_fd; /* negative: frames cannot be read */
+    size_t page;
+} mr_ops_arg_t;
+
+static int mr_reg(void *arg, uintptr_t addr, size_t len, unsigned access, void **handle,
+                  uint32_t *lkey, uint32_t *rkey)
+{
+    mr_ops_arg_t *a = arg;
+    int flags = ((access & VERBS_ACCESS_LOCAL_WRITE) ? IBV_ACCESS_LOCAL_WRITE : 0) |
+                ((access & VERBS_ACCESS_REMOTE_READ) ? IBV_ACCESS_REMOTE_READ : 0);
+    struct ibv_mr *mr = ibv_reg_mr(a->dev->pd, (void *)addr, len, flags);
+
+    if (mr == NULL) {
+        int err = errno;
+        util_error("%s: ibv_reg_mr of %zu bytes at 0x%lx failed: %s", a->dev->info.name, len,
+                   (unsigned long)addr, strerror(err));
+        return verbs_errno_status(err);
+    }
+    *handle = mr;
+    *lkey = mr->lkey;
+    *rkey = mr->rkey;
+    return IBMSG_OK;
+}
+
+static void mr_dereg(void *arg, void *handle)
+{
+    mr_ops_arg_t *a = arg;
+
+    if (ibv_dereg_mr(handle) != 0) {
+        util_warn("%s: ibv_dereg_mr failed: %s", a->dev->info.name, strerror(errno));
+    }
+}
+
+static int mr_pages(void *arg, uintptr_t addr, size_t npages, uint64_t *pfns)
+{
+    mr_ops_arg_t *a = arg;
+
+    if (a->pagemap_fd < 0) {
+        return IBMSG_ERR_NOT_SUPPORTED;
+    }
+    return verbs_pagemap_read(a->pagemap_fd, addr, npages, a->page, pfns);
+}
+
+static void mr_cleanup(void *arg)
+{
+    mr_ops_arg_t *a = arg;
+
+    verbs_pagemap_close(a->pagemap_fd);
+    free(a);
+}
+
+int verbs_mr_cache_create(verbs_dev_t *dev, const verbs_rcache_params_t *params, cnt_shard_t *cnt,
+                          verbs_rcache_t **rc_p)
+{
+    static const verbs_rcache_ops_t ops = {
+        .reg = mr_reg,
+        .dereg = mr_dereg,
+        .pages = mr_pages,
+        .cleanup = mr_cleanup,
+    };
+    mr_ops_arg_t *a;
+    int status;
+
+    if (dev == NULL || params == NULL) {
+        return IBMSG_ERR_INVALID;
+    }
+    a = calloc(1, sizeof(*a));
+    if (a == NULL) {
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    a->dev = dev;
+    a->page = (size_t)sysconf(_SC_PAGESIZE);
+    a->pagemap_fd = params->enabled ? verbs_pagemap_open() : -1;
+    status = verbs_rcache_create(&ops, a, params, cnt, rc_p);
+    if (status != IBMSG_OK) {
+        mr_cleanup(a);
+    }
+    return status;
+}

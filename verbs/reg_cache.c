@@ -1,0 +1,349 @@
+/* The registration cache of user buffers (see reg_cache.h for keying, validation and limits). */
+#include "verbs/reg_cache.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ibmsg/status.h>
+
+#include "util/compiler.h"
+#include "util/log.h"
+
+struct verbs_rcache {
+    verbs_rcache_ops_t ops;
+    void *arg;
+    verbs_rcache_params_t p;
+    cnt_shard_t *cnt;
+    verbs_reg_t **index; /* cached entries sorted by (start, end, access) */
+    uint32_t nentries;
+    uint32_t index_cap;
+    uint64_t bytes;       /* registered bytes of cached entries */
+    verbs_reg_t lru;      /* sentinel: unused cached entries, least recently used first */
+    uint64_t *scratch;    /* frames read for a validation */
+    size_t scratch_pages; /* its capacity */
+};
+
+static void count(verbs_rcache_t *rc, cnt_id_t id, uint64_t n)
+{
+    if (rc->cnt != NULL) {
+        cnt_add(rc->cnt, id, n);
+    }
+}
+
+static void count_bytes(verbs_rcache_t *rc, int64_t delta)
+{
+    if (rc->cnt != NULL) {
+        cnt_level_add(rc->cnt, CNT_VERBS_REG_BYTES, delta);
+    }
+}
+
+static void lru_remove(verbs_reg_t *e)
+{
+    e->lru_prev->lru_next = e->lru_next;
+    e->lru_next->lru_prev = e->lru_prev;
+    e->lru_prev = e->lru_next = e;
+}
+
+static void lru_push_tail(verbs_rcache_t *rc, verbs_reg_t *e)
+{
+    e->lru_prev = rc->lru.lru_prev;
+    e->lru_next = &rc->lru;
+    rc->lru.lru_prev->lru_next = e;
+    rc->lru.lru_prev = e;
+}
+
+static int key_cmp(const verbs_reg_t *e, uintptr_t start, uintptr_t end, unsigned access)
+{
+    if (e->start != start) {
+        return e->start < start ? -1 : 1;
+    }
+    if (e->end != end) {
+        return e->end < end ? -1 : 1;
+    }
+    return e->access == access ? 0 : (e->access < access ? -1 : 1);
+}
+
+/* The first index whose entry is not below the key. */
+static uint32_t lower_bound(const verbs_rcache_t *rc, uintptr_t start, uintptr_t end,
+                            unsigned access)
+{
+    uint32_t lo = 0, hi = rc->nentries;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (key_cmp(rc->index[mid], start, end, access) < 0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+static void release(verbs_rcache_t *rc, verbs_reg_t *e)
+{
+    rc->ops.dereg(rc->arg, e->handle);
+    count_bytes(rc, -(int64_t)(e->end - e->start));
+    free(e->pfns);
+    free(e);
+}
+
+/* Take a cached entry out of the index (and the LRU list when unused). */
+static void index_remove(verbs_rcache_t *rc, verbs_reg_t *e)
+{
+    uint32_t i = lower_bound(rc, e->start, e->end, e->access);
+
+    memmove(&rc->index[i], &rc->index[i + 1], (rc->nentries - i - 1) * sizeof(rc->index[0]));
+    rc->nentries--;
+    rc->bytes -= e->end - e->start;
+    e->cached = 0;
+    if (e->refcount == 0) {
+        lru_remove(e);
+    }
+}
+
+/* Evict unused entries, oldest first, until one more entry of size bytes fits. */
+static int make_room(verbs_rcache_t *rc, uint64_t size)
+{
+    while (rc->nentries + 1 > rc->p.max_entries || rc->bytes + size > rc->p.max_bytes) {
+        verbs_reg_t *victim = rc->lru.lru_next;
+        if (victim == &rc->lru) {
+            return 0; /* everything cached is in use */
+        }
+        index_remove(rc, victim);
+        release(rc, victim);
+        count(rc, CNT_VERBS_REG_CACHE_EVICTIONS, 1);
+    }
+    return 1;
+}
+
+static int read_frames(verbs_rcache_t *rc, uintptr_t start, size_t npages)
+{
+    if (npages > rc->scratch_pages) {
+        uint64_t *s = realloc(rc->scratch, npages * sizeof(*s));
+        if (s == NULL) {
+            return IBMSG_ERR_NO_MEMORY;
+        }
+        rc->scratch = s;
+        rc->scratch_pages = npages;
+    }
+    return rc->ops.pages(rc->arg, start, npages, rc->scratch);
+}
+
+int verbs_rcache_create(const verbs_rcache_ops_t *ops, void *arg,
+                        const verbs_rcache_params_t *params, cnt_shard_t *cnt,
+                        verbs_rcache_t **rc_p)
+{
+    verbs_rcache_t *rc;
+    size_t page;
+
+    if (ops == NULL || ops->reg == NULL || ops->dereg == NULL || ops->pages == NULL ||
+        params == NULL || rc_p == NULL) {
+        return IBMSG_ERR_INVALID;
+    }
+    page = params->page_size != 0 ? params->page_size : (size_t)sysconf(_SC_PAGESIZE);
+    if ((page & (page - 1)) != 0) {
+        return IBMSG_ERR_INVALID;
+    }
+    rc = calloc(1, sizeof(*rc));
+    if (rc == NULL) {
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    rc->ops = *ops;
+    rc->arg = arg;
+    rc->p = *params;
+    rc->p.page_size = page;
+    rc->cnt = cnt;
+    rc->lru.lru_prev = rc->lru.lru_next = &rc->lru;
+    if (rc->p.enabled && (rc->p.max_entries == 0 || rc->p.max_bytes == 0)) {
+        rc->p.enabled = 0;
+    }
+    if (rc->p.enabled) {
+        /* Probe: a page of our own stack must show a frame, or validation is impossible. */
+        uint64_t probe = 0;
+        uintptr_t here = (uintptr_t)&probe & ~(uintptr_t)(page - 1);
+        int status = rc->ops.pages(rc->arg, here, 1, &probe);
+        if (status != IBMSG_OK || probe == 0) {
+            util_warn("registration cache disabled: page frames cannot be read (%s), so reuse "
+                      "of freed memory could not be detected; every rendezvous registers anew",
+                      status != IBMSG_OK ? ibmsg_status_string(status) : "they read as 0");
+            rc->p.enabled = 0;
+        }
+    }
+    *rc_p = rc;
+    return IBMSG_OK;
+}
+
+void verbs_rcache_destroy(verbs_rcache_t *rc)
+{
+    if (rc == NULL) {
+        return;
+    }
+    for (uint32_t i = 0; i < rc->nentries; i++) {
+        verbs_reg_t *e = rc->index[i];
+        if (e->refcount != 0) {
+            util_warn("registration cache: [0x%lx, 0x%lx) still has %u users at destruction",
+                      (unsigned long)e->start, (unsigned long)e->end, e->refcount);
+        }
+        release(rc, e);
+    }
+    if (rc->ops.cleanup != NULL) {
+        rc->ops.cleanup(rc->arg);
+    }
+    free(rc->index);
+    free(rc->scratch);
+    free(rc);
+}
+
+int verbs_rcache_enabled(const verbs_rcache_t *rc)
+{
+    return rc->p.enabled;
+}
+
+/* Whether every page has a frame: one that has none cannot be told from a later absent one. */
+static int all_present(const uint64_t *pfns, size_t npages)
+{
+    for (size_t i = 0; i < npages; i++) {
+        if (pfns[i] == 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Register a new entry; cache it when validation and the limits allow. */
+static int rcache_miss(verbs_rcache_t *rc, uintptr_t start, uintptr_t end, unsigned access,
+                       verbs_reg_t **reg_p)
+{
+    size_t npages = (end - start) / rc->p.page_size;
+    verbs_reg_t *e = calloc(1, sizeof(*e));
+    int status;
+
+    if (e == NULL) {
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    /* Make room first: evicted registrations unpin memory the new one may need. */
+    int fits = rc->p.enabled && end - start <= rc->p.max_bytes && make_room(rc, end - start);
+    status = rc->ops.reg(rc->arg, start, end - start, access, &e->handle, &e->lkey, &e->rkey);
+    if (status != IBMSG_OK) {
+        free(e);
+        return status;
+    }
+    count(rc, CNT_VERBS_REG_CACHE_MISSES, 1);
+    count_bytes(rc, (int64_t)(end - start));
+    e->start = start;
+    e->end = end;
+    e->access = access;
+    e->refcount = 1;
+    e->lru_prev = e->lru_next = e;
+    if (fits && rc->nentries == rc->index_cap) {
+        uint32_t cap = rc->index_cap != 0 ? rc->index_cap * 2 : 64;
+        verbs_reg_t **idx = realloc(rc->index, cap * sizeof(*idx));
+        if (idx != NULL) {
+            rc->index = idx;
+            rc->index_cap = cap;
+        } else {
+            fits = 0;
+        }
+    }
+    /* The frames are read after registering: they are the pinned ones later hits compare to. */
+    if (fits) {
+        e->pfns = malloc(npages * sizeof(*e->pfns));
+        if (e->pfns == NULL || rc->ops.pages(rc->arg, start, npages, e->pfns) != IBMSG_OK ||
+            !all_present(e->pfns, npages)) {
+            free(e->pfns);
+            e->pfns = NULL;
+            fits = 0;
+        }
+    }
+    if (fits) {
+        uint32_t i = lower_bound(rc, start, end, access);
+        memmove(&rc->index[i + 1], &rc->index[i], (rc->nentries - i) * sizeof(rc->index[0]));
+        rc->index[i] = e;
+        rc->nentries++;
+        rc->bytes += end - start;
+        e->cached = 1;
+    }
+    *reg_p = e;
+    return IBMSG_OK;
+}
+
+int verbs_rcache_get(verbs_rcache_t *rc, const void *addr, size_t len, unsigned access,
+                     verbs_reg_t **reg_p)
+{
+    uintptr_t a = (uintptr_t)addr, mask = (uintptr_t)rc->p.page_size - 1, start, end;
+    uint32_t i;
+
+    if (rc == NULL || reg_p == NULL || len == 0 || a + len < a || a + len + mask < a + len) {
+        return IBMSG_ERR_INVALID;
+    }
+    start = a & ~mask;
+    end = (a + len + mask) & ~mask;
+    if (!rc->p.enabled) {
+        return rcache_miss(rc, start, end, access, reg_p);
+    }
+    i = lower_bound(rc, start, end, access);
+    if (i < rc->nentries && key_cmp(rc->index[i], start, end, access) == 0) {
+        verbs_reg_t *e = rc->index[i];
+        size_t npages = (end - start) / rc->p.page_size;
+        int status = read_frames(rc, start, npages);
+        if (status == IBMSG_OK && memcmp(rc->scratch, e->pfns, npages * sizeof(uint64_t)) == 0) {
+            if (e->refcount++ == 0) {
+                lru_remove(e);
+            }
+            count(rc, CNT_VERBS_REG_CACHE_HITS, 1);
+            *reg_p = e;
+            return IBMSG_OK;
+        }
+        /* Unmapped and mapped again: other pages now live at these addresses. */
+        util_debug("registration cache: [0x%lx, 0x%lx) maps other pages now: invalidated",
+                   (unsigned long)start, (unsigned long)end);
+        count(rc, CNT_VERBS_REG_CACHE_INVALIDATIONS, 1);
+        index_remove(rc, e);
+        if (e->refcount == 0) {
+            release(rc, e);
+        }
+    }
+    return rcache_miss(rc, start, end, access, reg_p);
+}
+
+void verbs_rcache_put(verbs_rcache_t *rc, verbs_reg_t *reg)
+{
+    if (--reg->refcount != 0) {
+        return;
+    }
+    if (reg->cached) {
+        lru_push_tail(rc, reg);
+    } else {
+        release(rc, reg);
+    }
+}
+
+void verbs_rcache_invalidate(verbs_rcache_t *rc, const void *addr, size_t len)
+{
+    uintptr_t a = (uintptr_t)addr, b = a + len;
+
+    for (uint32_t i = 0; i < rc->nentries;) {
+        verbs_reg_t *e = rc->index[i];
+        if (e->start < b && a < e->end) {
+            count(rc, CNT_VERBS_REG_CACHE_INVALIDATIONS, 1);
+            index_remove(rc, e);
+            if (e->refcount == 0) {
+                release(rc, e);
+            }
+            continue;
+        }
+        i++;
+    }
+}
+
+void verbs_rcache_usage(const verbs_rcache_t *rc, uint32_t *entries, uint64_t *bytes)
+{
+    if (entries != NULL) {
+        *entries = rc->nentries;
+    }
+    if (bytes != NULL) {
+        *bytes = rc->bytes;
+    }
+}

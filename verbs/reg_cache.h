@@ -1,0 +1,129 @@
+/*
+ * The registration cache of user buffers (rendezvous sources and destinations). Registering
+ * memory pins it and costs a system call or more per page range, so the registrations of buffers
+ * a program sends from or receives into again are kept, up to a size limit, and reused.
+ *
+ * Keying and exposure: a registration covers exactly the pages of one buffer, [addr, addr + len)
+ * rounded out to page boundaries, with one access mode, and a lookup hits only an entry of
+ * exactly that page range and mode. A remote key handed out for a message therefore never
+ * covers more than the whole pages of that message. The price of caching is that the key stays
+ * valid after the transfer, for as long as the entry is cached (read-only for sources); with the
+ * cache disabled every registration is made for one transfer and released after it.
+ *
+ * Freed and reused memory: every hit is validated against the page frames of the range now
+ * (ops->pages, /proc/self/pagemap on Linux). A registration pins its pages, so while an entry
+ * lives its frames cannot be handed to any other mapping: if the address range was unmapped and
+ * mapped again (free() of a large block and malloc() reusing the addresses), at least one frame
+ * differs or is absent, and the entry is dropped (an invalidation) and the range registered anew.
+ * Memory reused without unmapping (small blocks of the heap) keeps its frames: the registration
+ * is still right. No hook on munmap/free is needed, nothing is missed when a library calls the
+ * system directly, and the cost is one pread of 8 bytes per page on a hit. When the page frames
+ * are hidden (reading them needs CAP_SYS_ADMIN) validation is impossible and the cache disables
+ * itself (a warning says so): every registration is then for one transfer.
+ *
+ * Structure: entries sorted by (start, end, access) in an array (binary search; insertions
+ * move pointers, next to a registration that costs far more); unused entries on an LRU list.
+ * Limits: max_entries and max_bytes of cached registrations; the least recently used unused
+ * entries are evicted to make room; entries in use (reference count > 0) are never evicted, and
+ * when they alone fill the cache a new registration is made uncached (released at its last put).
+ *
+ * Not thread safe: a cache belongs to one context (one thread).
+ */
+#ifndef IBMSG_VERBS_REG_CACHE_H
+#define IBMSG_VERBS_REG_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "counters/shard.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Access modes of a registration. */
+enum {
+    VERBS_ACCESS_LOCAL_WRITE = 1u << 0, /* destination of an RDMA READ */
+    VERBS_ACCESS_REMOTE_READ = 1u << 1, /* source the peer reads */
+};
+
+/* How the cache registers memory and sees its page frames (a device, or a test's fakes). */
+typedef struct verbs_rcache_ops {
+    /** Register [addr, addr + len) (page aligned) with access; set handle and keys. */
+    int (*reg)(void *arg, uintptr_t addr, size_t len, unsigned access, void **handle,
+               uint32_t *lkey, uint32_t *rkey);
+    /** Release a registration. */
+    void (*dereg)(void *arg, void *handle);
+    /**
+     * The page frames of npages pages from addr (page aligned), 0 for a page not present.
+     * IBMSG_ERR_NOT_SUPPORTED when frames cannot be seen; another error when the read failed.
+     */
+    int (*pages)(void *arg, uintptr_t addr, size_t npages, uint64_t *pfns);
+    /** Called by verbs_rcache_destroy after the last dereg, to free arg (may be NULL). */
+    void (*cleanup)(void *arg);
+} verbs_rcache_ops_t;
+
+typedef struct verbs_rcache_params {
+    int enabled;          /* 0: every registration is for one use */
+    uint32_t max_entries; /* cached registrations at most */
+    uint64_t max_bytes;   /* bytes of cached registrations at most */
+    size_t page_size;     /* 0: the system's */
+} verbs_rcache_params_t;
+
+/* A registration handed out by verbs_rcache_get (read-only for the user but keys and range). */
+typedef struct verbs_reg {
+    uintptr_t start; /* page-rounded range registered */
+    uintptr_t end;
+    uint32_t lkey;
+    uint32_t rkey;
+    unsigned access;
+    uint32_t refcount;
+    uint8_t cached; /* in the index; otherwise released at its last put */
+    struct verbs_reg *lru_prev, *lru_next;
+    void *handle;
+    uint64_t *pfns; /* the frames it pinned (cached entries) */
+} verbs_reg_t;
+
+typedef struct verbs_rcache verbs_rcache_t;
+
+/**
+ * Create a cache registering through ops (arg is passed to them) and counting into cnt (the
+ * reg_cache counters; NULL: not counted). When enabled, frames are probed once: if ops->pages
+ * cannot see them the cache is created disabled, with a warning. Returns IBMSG_OK,
+ * IBMSG_ERR_INVALID or IBMSG_ERR_NO_MEMORY.
+ */
+int verbs_rcache_create(const verbs_rcache_ops_t *ops, void *arg,
+                        const verbs_rcache_params_t *params, cnt_shard_t *cnt,
+                        verbs_rcache_t **rc_p);
+
+/** Release every registration and the cache (NULL is ignored). Entries must be unused. */
+void verbs_rcache_destroy(verbs_rcache_t *rc);
+
+/** Whether the cache keeps registrations (0 when disabled or when frames are hidden). */
+int verbs_rcache_enabled(const verbs_rcache_t *rc);
+
+/**
+ * A registration covering [addr, addr + len) (len > 0) with access, with one more reference:
+ * a validated cached one (a hit) or a new one (a miss; cached when the limits allow). Returns
+ * IBMSG_OK, IBMSG_ERR_INVALID, IBMSG_ERR_NO_MEMORY or the registration's error.
+ */
+int verbs_rcache_get(verbs_rcache_t *rc, const void *addr, size_t len, unsigned access,
+                     verbs_reg_t **reg_p);
+
+/** Drop a reference taken by verbs_rcache_get (uncached registrations are released at 0). */
+void verbs_rcache_put(verbs_rcache_t *rc, verbs_reg_t *reg);
+
+/**
+ * Drop every cached registration overlapping [addr, addr + len) (for users who know the memory
+ * goes away); those in use are released at their last put.
+ */
+void verbs_rcache_invalidate(verbs_rcache_t *rc, const void *addr, size_t len);
+
+/** Cached entries now and their registered bytes (for tests and logs). */
+void verbs_rcache_usage(const verbs_rcache_t *rc, uint32_t *entries, uint64_t *bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
