@@ -1095,7 +1095,29 @@ static int pvars_json(const pvars_state_t *st)
         printf("%s\n", i > 0 ? "," : "");
         pvars_json_var(&st->pvars[i], st->read);
     }
-    printf("]}\n");
+    printf("]");
+    if (st->read) {
+        /* Variables bound to NIC ports, read on every port that has them. */
+        printf(",\"port_values\":[");
+        for (int i = 0; i < st->num_bound; i++) {
+            const pvars_var_t *v = &st->bound[i].v;
+
+            printf("%s\n{\"port\":", i > 0 ? "," : "");
+            pvars_json_string(st->bound[i].port);
+            printf(",\"index\":%d,\"name\":", v->index);
+            pvars_json_string(v->name);
+            if (v->read_rc == IBMSG_OK) {
+                printf(",\"count\":%d,\"value\":", v->count);
+                pvars_value(v, true);
+            } else {
+                printf(",\"value\":null,\"unavailable\":");
+                pvars_json_string(ibmsg_status_string(v->read_rc));
+            }
+            putchar('}');
+        }
+        printf("]");
+    }
+    printf("}\n");
     return IBMSG_OK;
 }
 
@@ -1109,8 +1131,9 @@ static void pvars_usage(FILE *out)
                  "several categories shows under each), with class, datatype, binding, flags,\n"
                  "scope, description and enumerations.\n"
                  "  -r, --read   print the current values of the variables bound to no object\n"
-                 "               (performance variables: one session, all handles started at\n"
-                 "               once, then read)\n"
+                 "               and of those bound to NIC ports, on every port (performance\n"
+                 "               variables: one session, all handles started at once, then\n"
+                 "               read)\n"
                  "  -j, --json   the same as one JSON document (with --read: including values)\n"
                  "  -h, --help   this text\n"
                  "Exit status: 0 ok, 1 a tool interface call failed, 2 bad usage.\n");
