@@ -35,6 +35,15 @@ endmacro()
 
 ibmsg_optional_dependency(NUMA IBMSG_WITH_NUMA numa.h numa)
 ibmsg_optional_dependency(PAPI IBMSG_WITH_PAPI papi.h papi)
+# PAPI software-defined events (Debian libsde1; sde_lib.h and libsde.so come with libpapi-dev):
+# ibmsg's software counters as sde:::ibmsg:: events. Follows IBMSG_WITH_PAPI, AUTO when PAPI is
+# on (a PAPI without libsde still builds).
+if(IBMSG_HAVE_PAPI)
+  set(IBMSG_WITH_SDE_AUTO AUTO)
+  ibmsg_optional_dependency(SDE IBMSG_WITH_SDE_AUTO sde_lib.h sde)
+else()
+  set(IBMSG_HAVE_SDE 0)
+endif()
 
 # OpenPMIx (Debian libpmix-dev) installs outside the default paths (.../pmix2/include and lib):
 # found through its pkg-config file. Static users get the library by full path.

@@ -33,6 +33,7 @@
 #include <ibmsg/status.h>
 #include <ibmsg/tool.h>
 
+#include "counters/nic_backend.h"
 #include "counters/nic_port.h"
 #include "counters/nic_pvars.h"
 #include "counters/registry.h"
@@ -469,6 +470,9 @@ int cnt_nic_pvars_register(void)
     if (ret == IBMSG_OK) {
         ret = cnt_cvar_register(&root, &cvar_index);
     }
+    if (ret == IBMSG_OK) {
+        ret = cnt_nic_backend_register();
+    }
     if (ret != IBMSG_OK) {
         goto out_unlock;
     }
@@ -476,6 +480,10 @@ int cnt_nic_pvars_register(void)
     if (ret != IBMSG_OK) {
         util_error("nic: cannot discover ports under %s: %s", cnt_nic_root,
                    ibmsg_status_string(ret));
+        goto out_unlock;
+    }
+    ret = cnt_nic_backend_apply(cnt_nic_set, cnt_nic_root);
+    if (ret != IBMSG_OK) {
         goto out_unlock;
     }
     port_cat = calloc((size_t)cnt_nic_set->num_ports + 1, sizeof(int));

@@ -258,7 +258,8 @@ int cnt_papi_setup(const char *events)
                  "PAPI support is not compiled in (built with IBMSG_WITH_PAPI=OFF)");
 #endif
         if (!e->available) {
-            util_debug("papi: %s unavailable: %s", e->event, e->reason);
+            /* Not an error (a machine without hardware counters is normal), but say it once. */
+            util_info("papi: %s unavailable: %s", e->event, e->reason);
         }
         have++;
         atomic_store_explicit(&cnt_papi_num, have, memory_order_release);

@@ -9,6 +9,25 @@
  * thread that starts, reads and stops it, and must be used from that one thread (reading it from
  * another thread mixes two threads' totals).
  *
+ * Reads from another thread: owner-thread reads. A reading always goes to the CALLING thread's
+ * event set (found through thread-local storage), so a handle read from another thread returns
+ * that thread's counts, never the starting thread's: it is not an error, but it mixes threads.
+ * PAPI documents event sets as belonging to the thread that created them unless attached;
+ * PAPI_attach (a set bound to a tid, readable from anywhere) would lift the rule and allow
+ * variables bound to a thread and sums over threads. Not done yet.
+ * test/counters/test_papi_pvars.cc checks that a handle counts its thread's CPU time and page
+ * faults and none of another thread's.
+ *
+ * When the perf_event component cannot count (measured on Debian 12, PAPI 7.0.0, libpfm4 4.13):
+ * - On an AMD family 0x1a host, libpfm4 4.13 knows no core PMU, and PAPI 7.0.0 then disables the
+ *   whole perf_event component ("libpfm4 no default PMU found"), software events included.
+ *   LIBPFM_FORCE_PMU does not help: libpfm4 then activates the forced PMU only (not its "perf"
+ *   OS PMU, which provides perf::TASK-CLOCK and friends), so the library does not set it. Every
+ *   event is then unavailable with PAPI's reason; ibmsg's sde:::ibmsg:: events still work.
+ * - Debian kernels default to perf_event_paranoid=3, which makes PAPI disable the component; the
+ *   Soft-RoCE guest (test/vm/guest/setup) sets 2, and there software events count while hardware
+ *   ones (PAPI_TOT_INS, PAPI_TOT_CYC: no PMU under TCG) are reported unavailable.
+ *
  * The event list (cvar papi_events) can change until the first thread starts counting; then it is
  * frozen, because every thread's event set must hold the same events.
  *

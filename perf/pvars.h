@@ -45,7 +45,14 @@ typedef struct pvars_var {
     int read_rc;
     int count;
     void *value;
+    bool read_on_ports; /* BIND_PORT: read on the ports that have it (pvars_state_t.bound) */
 } pvars_var_t;
+
+/* --read: one variable bound to a NIC port, read on one port. */
+typedef struct pvars_bound {
+    pvars_var_t v; /* a copy of the variable's description with its own value */
+    char port[96]; /* "rxe0/1" */
+} pvars_bound_t;
 
 typedef struct pvars_category {
     char *name;
@@ -66,6 +73,8 @@ typedef struct pvars_state {
     pvars_var_t *pvars;
     pvars_category_t *categories;
     int *roots;
+    int num_bound;
+    pvars_bound_t *bound;
 } pvars_state_t;
 
 /* ---- Backend (pvars_backend.c) ----------------------------------------------------------------

@@ -291,4 +291,8 @@ void pvars_cleanup(pvars_state_t *st)
     free(st->pvars);
     free(st->categories);
     free(st->roots);
+    for (int i = 0; i < st->num_bound; i++) {
+        free(st->bound[i].v.value);
+    }
+    free(st->bound);
 }

@@ -283,11 +283,33 @@ void pvars_text_values(const pvars_state_t *st)
             const pvars_var_t *v = &vars[i];
 
             if (!v->read) {
-                not_read++;
+                not_read += !v->read_on_ports;
                 continue;
             }
             printf("  %-*s %-13s = ", width, v->name,
                    v->kind == IBMSG_T_KIND_PVAR ? pvars_class_name(v->var_class) : "");
+            if (v->read_rc == IBMSG_OK) {
+                pvars_value(v, false);
+            } else {
+                printf("unavailable: %s", ibmsg_status_string(v->read_rc));
+            }
+            putchar('\n');
+        }
+    }
+    if (st->num_bound > 0) {
+        int pw = 8;
+
+        for (int i = 0; i < st->num_bound; i++) {
+            int len = (int)strlen(st->bound[i].v.name);
+            pw = len > pw ? len : pw;
+        }
+        printf("\nperformance variables bound to NIC ports (port-wide: every process on the "
+               "port):\n");
+        for (int i = 0; i < st->num_bound; i++) {
+            const pvars_var_t *v = &st->bound[i].v;
+
+            printf("  %-10s %-*s %-13s = ", st->bound[i].port, pw, v->name,
+                   pvars_class_name(v->var_class));
             if (v->read_rc == IBMSG_OK) {
                 pvars_value(v, false);
             } else {
@@ -421,6 +443,28 @@ int pvars_json(const pvars_state_t *st)
         printf("%s\n", i > 0 ? "," : "");
         pvars_json_var(&st->pvars[i], st->read);
     }
-    printf("]}\n");
+    printf("]");
+    if (st->read) {
+        /* Variables bound to NIC ports, read on every port that has them. */
+        printf(",\"port_values\":[");
+        for (int i = 0; i < st->num_bound; i++) {
+            const pvars_var_t *v = &st->bound[i].v;
+
+            printf("%s\n{\"port\":", i > 0 ? "," : "");
+            pvars_json_string(st->bound[i].port);
+            printf(",\"index\":%d,\"name\":", v->index);
+            pvars_json_string(v->name);
+            if (v->read_rc == IBMSG_OK) {
+                printf(",\"count\":%d,\"value\":", v->count);
+                pvars_value(v, true);
+            } else {
+                printf(",\"value\":null,\"unavailable\":");
+                pvars_json_string(ibmsg_status_string(v->read_rc));
+            }
+            putchar('}');
+        }
+        printf("]");
+    }
+    printf("}\n");
     return IBMSG_OK;
 }

@@ -5,6 +5,7 @@
 #include <ibmsg/status.h>
 #include <ibmsg/tool.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "perf/pvars.h"
@@ -68,10 +69,67 @@ int pvars_cvars_read(pvars_state_t *st)
  * accumulated between start and read; a continuous one reads what accumulated since its handle
  * was allocated; LEVEL, SIZE, STATE and the like read their current value.
  */
+/*
+ * Handles in session on every variable bound to a NIC port, for every port that has it (binding
+ * to a port without that counter fails: skipped), so that one ALL_HANDLES start covers software,
+ * PAPI and NIC variables alike. On success *handles has st->num_bound entries (caller frees).
+ * ibmsg's own tool API only: through MPI_T (--mpit) the layer serves one variable per port.
+ */
+static int pvars_ports_alloc(pvars_state_t *st, ibmsg_t_pvar_session_t session,
+                             ibmsg_t_pvar_handle_t **handles)
+{
+    int num_ports = 0, rc, max;
+
+    rc = ibmsg_t_port_get_num(&num_ports);
+    if (rc != IBMSG_OK) {
+        return pvars_fail(rc, "ibmsg_t_port_get_num");
+    }
+    max = st->num_pvars * num_ports;
+    st->bound = calloc((size_t)max + 1, sizeof(*st->bound));
+    *handles = calloc((size_t)max + 1, sizeof(**handles));
+    if (st->bound == NULL || *handles == NULL) {
+        return pvars_no_memory();
+    }
+    for (int p = 0; p < num_ports; p++) {
+        ibmsg_t_port_t port;
+        char dev[64];
+        int len = sizeof(dev), port_num = 0;
+
+        rc = ibmsg_t_port_get(p, &port);
+        if (rc == IBMSG_OK) {
+            rc = ibmsg_t_port_get_info(port, dev, &len, &port_num);
+        }
+        if (rc != IBMSG_OK) {
+            return pvars_fail(rc, "ibmsg_t_port_get(%d)", p);
+        }
+        for (int i = 0; i < st->num_pvars; i++) {
+            pvars_var_t *v = &st->pvars[i];
+            pvars_bound_t *b = &st->bound[st->num_bound];
+            int count = 0;
+
+            if (v->bind != IBMSG_T_BIND_PORT ||
+                ibmsg_t_pvar_handle_alloc(session, i, &port, &(*handles)[st->num_bound], &count) !=
+                    IBMSG_OK) {
+                continue;
+            }
+            b->v = *v;
+            b->v.value = NULL;
+            snprintf(b->port, sizeof(b->port), "%s/%d", dev, port_num);
+            rc = pvars_value_alloc(&b->v, count);
+            if (rc != IBMSG_OK) {
+                return rc;
+            }
+            v->read_on_ports = true;
+            st->num_bound++;
+        }
+    }
+    return IBMSG_OK;
+}
+
 int pvars_pvars_read(pvars_state_t *st)
 {
     ibmsg_t_pvar_session_t session = IBMSG_T_PVAR_SESSION_NULL;
-    ibmsg_t_pvar_handle_t *handles;
+    ibmsg_t_pvar_handle_t *handles, *bound_handles = NULL;
     int rc, free_rc;
 
     handles = calloc((size_t)st->num_pvars + 1, sizeof(*handles));
@@ -102,6 +160,9 @@ int pvars_pvars_read(pvars_state_t *st)
             rc = pvars_fail(v->read_rc, "ibmsg_t_pvar_handle_alloc(%s)", v->name);
         }
     }
+    if (rc == IBMSG_OK && st->mpit == NULL) {
+        rc = pvars_ports_alloc(st, session, &bound_handles);
+    }
     if (rc == IBMSG_OK) {
         rc = pvars_api->pvar_start(session, IBMSG_T_PVAR_ALL_HANDLES);
         if (rc != IBMSG_OK) {
@@ -119,6 +180,15 @@ int pvars_pvars_read(pvars_state_t *st)
             rc = pvars_fail(v->read_rc, "ibmsg_t_pvar_read(%s)", v->name);
         }
     }
+    for (int i = 0; i < st->num_bound && rc == IBMSG_OK; i++) {
+        pvars_var_t *v = &st->bound[i].v;
+
+        v->read_rc = pvars_api->pvar_read(session, bound_handles[i], v->value);
+        if (v->read_rc != IBMSG_OK && !pvars_unavailable(v->read_rc)) {
+            rc = pvars_fail(v->read_rc, "ibmsg_t_pvar_read(%s, %s)", v->name, st->bound[i].port);
+        }
+    }
+    free(bound_handles);
     /* Freeing the session frees its handles. */
     free_rc = pvars_api->pvar_session_free(&session);
     if (free_rc != IBMSG_OK) {

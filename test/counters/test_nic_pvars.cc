@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "counters/nic_backend.h"
 #include "counters/nic_fixture.h"
+#include "counters/nic_port.h"
 
 namespace
 {
@@ -26,6 +28,8 @@ class NicEnvironment : public ::testing::Environment
     {
         g_sysfs = new NicSysfsCopy();
         setenv("IBMSG_NIC_SYSFS_ROOT", g_sysfs->root().c_str(), 1);
+        // Asked for, but a fixture directory is not what RDMA netlink reads: sysfs stays.
+        setenv("IBMSG_NIC_BACKEND", "netlink", 1);
     }
     void TearDown() override
     {
@@ -255,6 +259,33 @@ TEST_F(NicPvars, LifespanAndRoot)
     strcpy(other.data(), "/tmp");
     EXPECT_EQ(ibmsg_t_cvar_write(ch, other.data()), IBMSG_T_ERR_CVAR_SET_NOT_NOW);
     ASSERT_EQ(ibmsg_t_cvar_handle_free(&ch), IBMSG_T_SUCCESS);
+}
+
+// nic_backend: netlink was asked for (the environment above), but the root is a fixture, which
+// RDMA netlink cannot read: every port keeps the pread backend. The value is frozen after
+// discovery, and only the three names are accepted.
+TEST_F(NicPvars, BackendCvarKeepsSysfsForAFixtureRoot)
+{
+    int cvar = -1, count = 0;
+    ASSERT_EQ(ibmsg_t_cvar_get_index("nic_backend", &cvar), IBMSG_T_SUCCESS);
+    ibmsg_t_cvar_handle_t ch;
+    ASSERT_EQ(ibmsg_t_cvar_handle_alloc(cvar, nullptr, &ch, &count), IBMSG_T_SUCCESS);
+    std::vector<char> v(count, '\0');
+    ASSERT_EQ(ibmsg_t_cvar_read(ch, v.data()), IBMSG_T_SUCCESS);
+    EXPECT_STREQ(v.data(), "netlink");
+    for (const char *name : {"mlx5_0", "mlx5_1", "rxe0"}) {
+        EXPECT_STREQ(port(name)->source.ops->name, "sysfs-pread") << name;
+    }
+    std::fill(v.begin(), v.end(), '\0');
+    strcpy(v.data(), "sysfs");
+    EXPECT_EQ(ibmsg_t_cvar_write(ch, v.data()), IBMSG_T_ERR_CVAR_SET_NOT_NOW);
+    strcpy(v.data(), "pread");
+    EXPECT_EQ(ibmsg_t_cvar_write(ch, v.data()), IBMSG_T_ERR_INVALID);
+    ASSERT_EQ(ibmsg_t_cvar_handle_free(&ch), IBMSG_T_SUCCESS);
+    cnt_nic_backend_t b;
+    EXPECT_EQ(cnt_nic_backend_parse("auto", &b), IBMSG_OK);
+    EXPECT_EQ(b, CNT_NIC_BACKEND_AUTO);
+    EXPECT_EQ(cnt_nic_backend_parse("Netlink", &b), IBMSG_ERR_INVALID);
 }
 
 } // namespace

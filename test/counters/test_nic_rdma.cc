@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "counters/nic_port.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -40,6 +42,9 @@ TEST(NicRdma, Rxe0CountersFollowTraffic)
         }
     }
     ASSERT_NE(rxe, nullptr);
+    // nic_backend=auto (the default): RDMA netlink reads the real rxe0 (perf/bench_hwcounters:
+    // faster).
+    EXPECT_STREQ(rxe->source.ops->name, "rdma-netlink");
 
     ibmsg_t_pvar_session_t s;
     ASSERT_EQ(ibmsg_t_pvar_session_create(&s), IBMSG_T_SUCCESS);
