@@ -59,6 +59,7 @@ typedef struct wu_peer {
     uint32_t ud_qpn; /* 0: address not fetched yet */
     uint8_t state;
     uint8_t requester; /* our REQ made this connection */
+    uint8_t raced;     /* a REQ of the peer crossed ours */
     uint32_t nonce;
     uint32_t held_credits; /* AWAIT_RTU: the credits the peer granted, released by RTU */
     uint32_t next_pending; /* list of peers with a handshake in flight (UINT32_MAX: end) */
@@ -196,8 +197,6 @@ static void wu_send(core_wireup_t *wu, uint32_t r, uint8_t type)
     wu_peer_t *p = &wu->peers[r];
     uint8_t msg[WU_HDR + IBMSG_EP_ADDRESS_MAX];
     size_t blen = 0;
-    int status;
-
     if (type != WU_RTU) {
         blen = IBMSG_EP_ADDRESS_MAX;
         if (ibmsg_ep_address(wu->eps[r], msg + WU_HDR, &blen) != IBMSG_OK) {
@@ -216,10 +215,7 @@ static void wu_send(core_wireup_t *wu, uint32_t r, uint8_t type)
     put32(msg + 24, (uint32_t)blen);
     /* When every send slot is in flight this one is dropped like a lost datagram: REQ and REP
        are resent by their timers, a lost RTU by the peer resending its REP. */
-    status = verbs_ud_send(wu->ud, p->ah, p->ud_qpn, msg, WU_HDR + blen);
-    if (status == IBMSG_OK && type == WU_REQ) {
-        core_world_cnt.connect_reqs_sent++;
-    }
+    (void)verbs_ud_send(wu->ud, p->ah, p->ud_qpn, msg, WU_HDR + blen);
 }
 
 static void pending_add(core_wireup_t *wu, uint32_t r, uint64_t now)
@@ -331,6 +327,7 @@ int core_wireup_ep(core_wireup_t *wu, uint32_t r, ibmsg_ep_t *ep_p)
     p->nonce = ++wu->nonce_seq;
     pending_add(wu, r, core_world_now_ns());
     wu_send(wu, r, WU_REQ);
+    core_world_cnt.connect_reqs_sent++;
     *ep_p = wu->eps[r];
     return IBMSG_OK;
 }
@@ -352,7 +349,8 @@ static void on_req(core_wireup_t *wu, uint32_t r, uint32_t nonce, const uint8_t 
     core_world_cnt.connect_reqs_recvd++;
     switch (p->state) {
     case WU_REQ_SENT:
-        core_world_cnt.connect_races++;
+        core_world_cnt.connect_races += !p->raced; /* once per crossing, not per resend */
+        p->raced = 1;
         if (r > wu->rank) {
             return; /* ours wins: r answers our REQ with this very endpoint */
         }
