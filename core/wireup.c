@@ -44,7 +44,7 @@
 #define WU_NRECV     256
 #define WU_NSEND     64
 
-enum { WU_REQ = 1, WU_REP = 2, WU_RTU = 3 };
+enum { WU_REQ = 1, WU_REP = 2, WU_RTU = 3, WU_BYE = 4 };
 
 typedef enum wu_state {
     WU_NONE = 0,
@@ -83,6 +83,8 @@ struct core_wireup {
     _Atomic(uint8_t) *dead; /* set by core_wireup_peer_died (any thread) */
     atomic_uint dead_any;
 };
+
+static void wireup_goodbye(core_wireup_t *wu);
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -143,6 +145,7 @@ void core_wireup_destroy(core_wireup_t *wu)
         return;
     }
     wu->ctx->wireup = NULL;
+    wireup_goodbye(wu);
     for (uint32_t p = 0; p < wu->size; p++) {
         verbs_ud_ah_destroy(wu->peers[p].ah);
     }
@@ -197,7 +200,7 @@ static void wu_send(core_wireup_t *wu, uint32_t r, uint8_t type)
     wu_peer_t *p = &wu->peers[r];
     uint8_t msg[WU_HDR + IBMSG_EP_ADDRESS_MAX];
     size_t blen = 0;
-    if (type != WU_RTU) {
+    if (type == WU_REQ || type == WU_REP) {
         blen = IBMSG_EP_ADDRESS_MAX;
         if (ibmsg_ep_address(wu->eps[r], msg + WU_HDR, &blen) != IBMSG_OK) {
             return;
@@ -216,6 +219,24 @@ static void wu_send(core_wireup_t *wu, uint32_t r, uint8_t type)
     /* When every send slot is in flight this one is dropped like a lost datagram: REQ and REP
        are resent by their timers, a lost RTU by the peer resending its REP. */
     (void)verbs_ud_send(wu->ud, p->ah, p->ud_qpn, msg, WU_HDR + blen);
+}
+
+/*
+ * Tell the peers we have endpoints with that we leave, so their endpoints fail now rather than
+ * when a send times out (best effort: a lost BYE leaves it to keepalive and launcher events).
+ */
+static void wireup_goodbye(core_wireup_t *wu)
+{
+    for (uint32_t p = 0; wu->ud != NULL && p < wu->size; p++) {
+        if (wu->eps[p] != NULL && wu->peers[p].ah != NULL && wu->peers[p].state != WU_FAILED) {
+            if (verbs_ud_flush(wu->ud, 0) == IBMSG_OK) {
+                wu_send(wu, p, WU_BYE);
+            }
+        }
+    }
+    if (wu->ud != NULL) {
+        (void)verbs_ud_flush(wu->ud, 1000); /* the datagrams leave before the queue pair goes */
+    }
 }
 
 static void pending_add(core_wireup_t *wu, uint32_t r, uint64_t now)
@@ -266,16 +287,22 @@ static int ep_new(core_wireup_t *wu, uint32_t r)
 static void peer_fail(core_wireup_t *wu, uint32_t r, const char *why)
 {
     wu_peer_t *p = &wu->peers[r];
+    int left = wu->dead[r] == 2; /* said goodbye: an orderly exit, not worth a warning */
 
     if (p->state == WU_REQ_SENT || p->state == WU_AWAIT_RTU) {
         pending_remove(wu, r);
     }
     p->state = WU_FAILED;
     if (wu->eps[r] != NULL) {
-        util_warn("world: endpoint to rank %u failed: %s", r, why);
+        if (left) {
+            util_debug("world: rank %u left the world: its endpoint fails", r);
+        } else {
+            util_warn("world: endpoint to rank %u failed: %s", r, why);
+        }
         core_ep_fail(wu->eps[r], IBMSG_ERR_PEER_FAILED);
     }
-    core_world_cnt.peers_failed++;
+    core_world_cnt.peers_failed += !left;
+    core_world_cnt.peers_departed += left;
 }
 
 /* Connect our endpoint to r's blob; on success it is CONNECTED (credits as the blob says). */
@@ -455,12 +482,12 @@ static void on_msg(core_wireup_t *wu, const verbs_ud_msg_t *m)
     dst = get32(d + 12);
     nonce = get32(d + 16);
     blen = get32(d + 24);
-    if (d[4] != WU_VERSION || type < WU_REQ || type > WU_RTU) {
+    if (d[4] != WU_VERSION || type < WU_REQ || type > WU_BYE) {
         reject("unknown version or type", src, type);
         return;
     }
     if ((((uint32_t)d[6] << 8) | d[7]) != m->len || blen != m->len - WU_HDR ||
-        blen > IBMSG_EP_ADDRESS_MAX || (type == WU_RTU) != (blen == 0)) {
+        blen > IBMSG_EP_ADDRESS_MAX || (type >= WU_RTU) != (blen == 0)) {
         reject("inconsistent length", src, type);
         return;
     }
@@ -477,8 +504,13 @@ static void on_msg(core_wireup_t *wu, const verbs_ud_msg_t *m)
         on_req(wu, src, nonce, d + WU_HDR, blen);
     } else if (type == WU_REP) {
         on_rep(wu, src, nonce, d + WU_HDR, blen);
-    } else {
+    } else if (type == WU_RTU) {
         on_rtu(wu, src, nonce);
+    } else if (wu->eps[src] != NULL) {
+        /* BYE: src finalized. Failed at the next progress, after this one's RC completions. */
+        uint8_t none = 0;
+        atomic_compare_exchange_strong(&wu->dead[src], &none, 2);
+        atomic_store_explicit(&wu->dead_any, 1, memory_order_release);
     }
 }
 
@@ -509,7 +541,7 @@ static UTIL_COLD void wireup_reap_dead(core_wireup_t *wu)
 {
     atomic_store_explicit(&wu->dead_any, 0, memory_order_relaxed);
     for (uint32_t r = 0; r < wu->size; r++) {
-        if (atomic_load_explicit(&wu->dead[r], memory_order_acquire) == 1 &&
+        if (atomic_load_explicit(&wu->dead[r], memory_order_acquire) != 0 &&
             wu->peers[r].state != WU_FAILED) {
             peer_fail(wu, r, "the launcher reports the process gone");
         }
@@ -521,6 +553,11 @@ void core_wireup_progress(core_wireup_t *wu)
     verbs_ud_msg_t m;
     uint64_t errors = 0;
 
+    /* Dead peers first: a BYE taken below fails its endpoint only at the next call, after that
+       call's poll of the RC completions (messages the peer sent before leaving). */
+    if (util_unlikely(atomic_load_explicit(&wu->dead_any, memory_order_relaxed) != 0)) {
+        wireup_reap_dead(wu);
+    }
     if (wu->ud != NULL) {
         while (verbs_ud_poll(wu->ud, &m, &errors) == 1) {
             on_msg(wu, &m);
@@ -529,9 +566,6 @@ void core_wireup_progress(core_wireup_t *wu)
         if (wu->npending > 0) {
             wireup_timers(wu);
         }
-    }
-    if (util_unlikely(atomic_load_explicit(&wu->dead_any, memory_order_relaxed) != 0)) {
-        wireup_reap_dead(wu);
     }
 }
 

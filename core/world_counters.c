@@ -52,6 +52,8 @@ static void world_counters_register(void)
         {"world_peers_failed", IBMSG_T_PVAR_CLASS_COUNTER, &core_world_cnt.peers_failed,
          "world endpoints failed: no answer to a connect request, or the launcher said the peer "
          "is gone"},
+        {"world_peers_departed", IBMSG_T_PVAR_CLASS_COUNTER, &core_world_cnt.peers_departed,
+         "world endpoints failed because the peer finalized its world (its goodbye datagram)"},
     };
     int index, ret;
 

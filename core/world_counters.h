@@ -26,6 +26,7 @@ typedef struct core_world_counters {
     uint64_t connects;           /* handshakes this process started that completed */
     uint64_t connect_time_ns;    /* their total time, request to connected */
     uint64_t peers_failed;       /* endpoints failed by wireup timeout or launcher event */
+    uint64_t peers_departed;     /* endpoints failed because the peer said goodbye (finalized) */
 } core_world_counters_t;
 
 extern core_world_counters_t core_world_cnt;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <ibmsg/status.h>
 
@@ -314,4 +315,25 @@ int verbs_ud_poll(verbs_ud_t *ud, verbs_ud_msg_t *msg, uint64_t *errors)
         return IBMSG_ERR_IO;
     }
     return 0;
+}
+
+int verbs_ud_flush(verbs_ud_t *ud, int timeout_ms)
+{
+    struct timespec t0, t;
+    verbs_ud_msg_t m;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        if (timeout_ms == 0 ? ud->nfree > 0 : ud->nfree == ud->nsend) {
+            return IBMSG_OK;
+        }
+        if (verbs_ud_poll(ud, &m, NULL) < 0) {
+            return IBMSG_ERR_IO;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >
+            (timeout_ms > 0 ? timeout_ms : 1000)) {
+            return IBMSG_ERR_TIMEOUT;
+        }
+    }
 }

@@ -65,6 +65,13 @@ int verbs_ud_send(verbs_ud_t *ud, const verbs_ah_t *ah, uint32_t qpn, const void
  */
 int verbs_ud_poll(verbs_ud_t *ud, verbs_ud_msg_t *msg, uint64_t *errors);
 
+/**
+ * Wait until a send slot is free (timeout_ms 0) or every send has completed (timeout_ms > 0,
+ * at most that long), taking completions; datagrams that arrive meanwhile are dropped (for
+ * teardown). Returns IBMSG_OK, IBMSG_ERR_TIMEOUT or IBMSG_ERR_IO.
+ */
+int verbs_ud_flush(verbs_ud_t *ud, int timeout_ms);
+
 #ifdef __cplusplus
 }
 #endif

@@ -350,6 +350,28 @@ static int ring(ibmsg_world_t world, uint32_t size, uint32_t n)
            "world_endpoints_on_demand %llu world_connects %llu connect %.3f ms\n",
            me, size, n, prev, v_eps, v_od, v_c, (double)v_cns / 1e6 / (double)(v_c ? v_c : 1));
     fflush(stdout);
+    /* Connect latency with a peer that is progressing (waiting in a receive): rank r asks
+       r + 2, which is not a ring neighbour, and its first send completes once connected. */
+    if (size >= 4 && me < 2) {
+        ibmsg_ep_t far;
+        ibmsg_request_t s;
+        uint32_t v = me;
+        double t0 = now_s();
+        CHECK("world_ep far", ibmsg_world_ep(world, me + 2, &far));
+        CHECK("isend far", ibmsg_tag_isend(far, &v, sizeof(v), 9, &s));
+        CHECK("send wait far", ibmsg_request_wait(&s, NULL));
+        printf("ring rank %u: connect to idle-progressing rank %u: %.3f ms (request to first send "
+               "posted)\n",
+               me, me + 2, (now_s() - t0) * 1e3);
+    } else if (size >= 4 && me < 4) {
+        uint32_t v = UINT32_MAX;
+        CHECK("recv far",
+              ibmsg_tag_recv(ctx, IBMSG_EP_NULL, &v, sizeof(v), 9, IBMSG_TAG_MASK_EXACT, NULL));
+        if (v != me - 2) {
+            FAIL("far message %u, expected %u", v, me - 2);
+        }
+    }
+    fflush(stdout);
     CHECK("session_free", ibmsg_t_pvar_session_free(&session));
     CHECK("t_finalize", ibmsg_t_finalize());
     free(sreq);
