@@ -403,8 +403,17 @@ static void on_req(core_wireup_t *wu, uint32_t r, uint32_t nonce, const uint8_t 
     }
     ep = wu->eps[r];
     if (wireup_connect(wu, r, blob, len) != IBMSG_OK) {
+        /* A forged or broken request must not cost the real peer its endpoint: undo. */
         reject("malformed endpoint address", r, WU_REQ);
-        peer_fail(wu, r, "its endpoint address was refused");
+        if (p->state == WU_REQ_SENT) {
+            pending_add(wu, r, p->started_ns); /* our own request stays pending */
+        } else {
+            wu->ctx->wireup = NULL; /* destroy progresses the context: no re-entry here */
+            ibmsg_ep_destroy(ep);
+            wu->ctx->wireup = wu;
+            wu->eps[r] = NULL;
+            core_world_cnt.eps--;
+        }
         return;
     }
     /* Hold our sends: r's queue pair may not be ready to receive before it has our REP. */
