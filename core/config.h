@@ -14,28 +14,34 @@
 extern "C" {
 #endif
 
-#define CORE_CONFIG_INT_LIST(X)                                                                  \
-    X(port, "port", 0, 0, 255, "RDMA port number (1-based); 0: the first ACTIVE port")           \
-    X(gid_index, "gid_index", -1, -1, 255,                                                       \
-      "GID table index; -1: the RoCE v2 IPv4-mapped GID on RoCE, none on IB")                    \
-    X(eager_limit, "core_eager_limit", 8192, 0, 1048576,                                         \
-      "largest message in bytes (eager protocol: also the receive buffer size)")                 \
-    X(inline_limit, "core_inline_limit", 200, 0, 1024,                                           \
-      "messages of up to this many bytes go inline (capped by the device's max_inline)")         \
-    X(credits, "core_credits", 64, 4, 4096, "receive buffers posted per endpoint (credits)")     \
-    X(sq_depth, "core_sq_depth", 128, 8, 16384, "send queue entries per endpoint")               \
-    X(signal_interval, "core_signal_interval", 16, 1, 1024,                                      \
-      "request a send completion every this many sends (at most half the send queue)")           \
-    X(poll_batch, "core_poll_batch", 16, 1, 64, "completions taken per CQ poll")                 \
-    X(cq_size, "core_cq_size", 4096, 64, 32767, "entries of each completion queue")              \
-    X(timeout, "verbs_timeout", 14, 1, 31, "RC local ACK timeout, 4.096 us * 2^value")           \
-    X(retry_cnt, "verbs_retry_cnt", 7, 0, 7, "RC transport retries")                             \
-    X(rnr_retry, "verbs_rnr_retry", 7, 0, 7, "RC RNR retries (7: forever; credits avoid RNR)")   \
-    X(min_rnr_timer, "verbs_min_rnr_timer", 12, 0, 31, "RC minimal RNR NAK timer (IB encoding)") \
-    X(world_wireup, "world_wireup", 1, 0, 1,                                                     \
-      "world endpoints: 0 eager (all peers at init), 1 on demand (first use, over UD)")          \
-    X(connect_timeout_ms, "world_connect_timeout_ms", 30000, 100, 3600000,                       \
+#define CORE_CONFIG_BASE_LIST(X)                                                               \
+    X(port, "port", 0, 0, 255, "RDMA port number (1-based); 0: the first ACTIVE port")         \
+    X(gid_index, "gid_index", -1, -1, 255,                                                     \
+      "GID table index; -1: the RoCE v2 IPv4-mapped GID on RoCE, none on IB")                  \
+    X(eager_limit, "core_eager_limit", 8192, 0, 1048576,                                       \
+      "largest message in bytes (eager protocol: also the receive buffer size)")               \
+    X(inline_limit, "core_inline_limit", 200, 0, 1024,                                         \
+      "messages of up to this many bytes go inline (capped by the device's max_inline)")       \
+    X(credits, "core_credits", 64, 4, 4096, "receive buffers posted per endpoint (credits)")   \
+    X(sq_depth, "core_sq_depth", 128, 8, 16384, "send queue entries per endpoint")             \
+    X(signal_interval, "core_signal_interval", 16, 1, 1024,                                    \
+      "request a send completion every this many sends (at most half the send queue)")         \
+    X(poll_batch, "core_poll_batch", 16, 1, 64, "completions taken per CQ poll")               \
+    X(cq_size, "core_cq_size", 4096, 64, 32767, "entries of each completion queue")            \
+    X(timeout, "verbs_timeout", 14, 1, 31, "RC local ACK timeout, 4.096 us * 2^value")         \
+    X(retry_cnt, "verbs_retry_cnt", 7, 0, 7, "RC transport retries")                           \
+    X(rnr_retry, "verbs_rnr_retry", 7, 0, 7, "RC RNR retries (7: forever; credits avoid RNR)") \
+    X(min_rnr_timer, "verbs_min_rnr_timer", 12, 0, 31, "RC minimal RNR NAK timer (IB encoding)")
+
+/* The world's settings (core/world.c, core/wireup.c), a list of their own so the one above keeps
+   its lines. */
+#define CORE_CONFIG_WORLD_LIST(X)                                                       \
+    X(world_wireup, "world_wireup", 1, 0, 1,                                            \
+      "world endpoints: 0 eager (all peers at init), 1 on demand (first use, over UD)") \
+    X(connect_timeout_ms, "world_connect_timeout_ms", 30000, 100, 3600000,              \
       "on-demand wireup: fail an endpoint whose peer has not answered in this many ms")
+
+#define CORE_CONFIG_INT_LIST(X) CORE_CONFIG_BASE_LIST(X) CORE_CONFIG_WORLD_LIST(X)
 
 #define CORE_CONFIG_DEVICE_MAX 64
 
