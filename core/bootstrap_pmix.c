@@ -3,6 +3,7 @@
  */
 #include "core/bootstrap_pmix.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@ int core_pmix_launched(void)
 #if IBMSG_HAVE_PMIX
 
 #include <pmix.h>
+#include <sched.h>
 
 static pmix_proc_t pmix_me;
 
@@ -167,8 +169,135 @@ int core_pmix_get(uint32_t rank, const char *key, void *buf, size_t *len)
     return status;
 }
 
+static void fence_done(pmix_status_t status, void *cbdata)
+{
+    atomic_int *done = cbdata;
+
+    /* 1 + PMIx status, so 0 stays "not yet". */
+    atomic_store_explicit(done, status == PMIX_SUCCESS ? 1 : 2, memory_order_release);
+}
+
+int core_pmix_fence_progress(int timeout_s, void (*progress)(void *), void *arg)
+{
+    static atomic_int done; /* one fence at a time per process (one world) */
+    pmix_proc_t all;
+    pmix_info_t info;
+    size_t ninfo = 0;
+    int status, d;
+
+    atomic_store(&done, 0);
+    PMIX_LOAD_PROCID(&all, pmix_me.nspace, PMIX_RANK_WILDCARD);
+    PMIX_INFO_CONSTRUCT(&info);
+    if (timeout_s > 0) {
+        PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout_s, PMIX_INT);
+        ninfo = 1;
+    }
+    status = pmix_status("PMIx_Fence_nb",
+                         PMIx_Fence_nb(&all, 1, ninfo ? &info : NULL, ninfo, fence_done, &done));
+    if (status == IBMSG_OK) {
+        while ((d = atomic_load_explicit(&done, memory_order_acquire)) == 0) {
+            progress(arg);
+        }
+        if (d != 1) {
+            util_error("pmix: PMIx_Fence_nb failed");
+            status = IBMSG_ERR_IO;
+        }
+    }
+    PMIX_INFO_DESTRUCT(&info);
+    return status;
+}
+
+static core_pmix_death_cb_t death_cb;
+static void *death_arg;
+static size_t death_handler_id;
+static int death_handler_registered;
+
+static void death_report(const pmix_proc_t *p)
+{
+    if (p != NULL && PMIX_CHECK_NSPACE(p->nspace, pmix_me.nspace) &&
+        p->rank != PMIX_RANK_WILDCARD && p->rank != pmix_me.rank && death_cb != NULL) {
+        death_cb(p->rank, death_arg);
+    }
+}
+
+/* Runs on the PMIx progress thread: only hands the rank over (the callback sets a flag). */
+static void death_handler(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                          pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
+                          pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    int found = 0;
+
+    (void)id;
+    (void)results;
+    (void)nresults;
+    for (size_t i = 0; i < ninfo; i++) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC) {
+            death_report(info[i].value.data.proc);
+            found = 1;
+        } else if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROCS) &&
+                   info[i].value.type == PMIX_DATA_ARRAY && info[i].value.data.darray != NULL &&
+                   info[i].value.data.darray->type == PMIX_PROC) {
+            const pmix_proc_t *procs = info[i].value.data.darray->array;
+            for (size_t k = 0; k < info[i].value.data.darray->size; k++) {
+                death_report(&procs[k]);
+            }
+            found = 1;
+        }
+    }
+    if (!found) {
+        death_report(source); /* older servers name the dead process as the source */
+    }
+    util_debug("pmix: event %s (%d)", PMIx_Error_string(status), (int)status);
+    if (cbfunc != NULL) {
+        cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
+    }
+}
+
+static void death_registered(pmix_status_t status, size_t id, void *cbdata)
+{
+    atomic_int *done = cbdata;
+
+    death_handler_id = id;
+    atomic_store_explicit(done, status == PMIX_SUCCESS ? 1 : 2, memory_order_release);
+}
+
+int core_pmix_on_death(core_pmix_death_cb_t cb, void *arg)
+{
+    pmix_status_t codes[] = {PMIX_ERR_PROC_ABORTED,        PMIX_ERR_PROC_ABORTING,
+                             PMIX_EVENT_PROC_TERMINATED,   PMIX_ERR_PROC_TERM_WO_SYNC,
+                             PMIX_ERR_PROC_ABORTED_BY_SIG, PMIX_PROC_TERMINATED};
+    atomic_int done = 0;
+    pmix_status_t rc;
+
+    death_cb = cb;
+    death_arg = arg;
+    rc = PMIx_Register_event_handler(codes, sizeof(codes) / sizeof(codes[0]), NULL, 0,
+                                     death_handler, death_registered, &done);
+    if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED) {
+        return pmix_status("PMIx_Register_event_handler", rc);
+    }
+    if (rc == PMIX_SUCCESS) {
+        while (atomic_load_explicit(&done, memory_order_acquire) == 0) {
+            sched_yield();
+        }
+        if (atomic_load(&done) != 1) {
+            util_warn("pmix: the event handler for process deaths was refused");
+            return IBMSG_ERR_IO;
+        }
+    } else {
+        death_handler_id = 0;
+    }
+    death_handler_registered = 1;
+    return IBMSG_OK;
+}
+
 int core_pmix_finalize(void)
 {
+    if (death_handler_registered) {
+        PMIx_Deregister_event_handler(death_handler_id, NULL, NULL);
+        death_handler_registered = 0;
+    }
+    death_cb = NULL;
     return pmix_status("PMIx_Finalize", PMIx_Finalize(NULL, 0));
 }
 
@@ -203,6 +332,21 @@ int core_pmix_get(uint32_t rank, const char *key, void *buf, size_t *len)
     (void)key;
     (void)buf;
     (void)len;
+    return IBMSG_ERR_NOT_SUPPORTED;
+}
+
+int core_pmix_fence_progress(int timeout_s, void (*progress)(void *), void *arg)
+{
+    (void)timeout_s;
+    (void)progress;
+    (void)arg;
+    return IBMSG_ERR_NOT_SUPPORTED;
+}
+
+int core_pmix_on_death(core_pmix_death_cb_t cb, void *arg)
+{
+    (void)cb;
+    (void)arg;
     return IBMSG_ERR_NOT_SUPPORTED;
 }
 

@@ -40,6 +40,25 @@ int core_pmix_fence(int collect, int timeout_s);
  */
 int core_pmix_get(uint32_t rank, const char *key, void *buf, size_t *len);
 
+/**
+ * A fence without data collection that makes progress while it waits: PMIx_Fence_nb, then
+ * progress(arg) until the launcher's callback (on its thread) says the fence is done. With
+ * on-demand wireup a peer may be waiting for this process to answer its connect request before
+ * it can reach the same fence.
+ */
+int core_pmix_fence_progress(int timeout_s, void (*progress)(void *), void *arg);
+
+/* Called (on a PMIx thread) with the rank of a process of our job that the launcher reports gone.
+ */
+typedef void (*core_pmix_death_cb_t)(uint32_t rank, void *arg);
+
+/**
+ * Register a PMIx event handler for process termination and abort events of this job
+ * (PMIX_ERR_PROC_ABORTED, PMIX_EVENT_PROC_TERMINATED, PMIX_ERR_PROC_TERM_WO_SYNC, ...); cb gets
+ * the affected rank. One registration per process; core_pmix_finalize removes it.
+ */
+int core_pmix_on_death(core_pmix_death_cb_t cb, void *arg);
+
 /** PMIx_Finalize (pairs with a successful core_pmix_init). */
 int core_pmix_finalize(void);
 

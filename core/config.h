@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define CORE_CONFIG_INT_LIST(X)                                                                  \
+#define CORE_CONFIG_BASE_LIST(X)                                                                 \
     X(port, "port", 0, 0, 255, "RDMA port number (1-based); 0: the first ACTIVE port")           \
     X(gid_index, "gid_index", -1, -1, 255,                                                       \
       "GID table index; -1: the RoCE v2 IPv4-mapped GID on RoCE, none on IB")                    \
@@ -40,6 +40,16 @@ extern "C" {
       "bytes of user memory the cache keeps registered at most")                                 \
     X(rndv_chunk, "core_rndv_chunk", 0, 0, 1073741824,                                           \
       "largest RDMA READ of the rendezvous protocol; 0: the port's max message size")
+
+/* The world's settings (core/world.c, core/wireup.c), a list of their own so the one above keeps
+   its lines. */
+#define CORE_CONFIG_WORLD_LIST(X)                                                       \
+    X(world_wireup, "world_wireup", 1, 0, 1,                                            \
+      "world endpoints: 0 eager (all peers at init), 1 on demand (first use, over UD)") \
+    X(connect_timeout_ms, "world_connect_timeout_ms", 30000, 100, 3600000,              \
+      "on-demand wireup: fail an endpoint whose peer has not answered in this many ms")
+
+#define CORE_CONFIG_INT_LIST(X) CORE_CONFIG_BASE_LIST(X) CORE_CONFIG_WORLD_LIST(X)
 
 #define CORE_CONFIG_DEVICE_MAX 64
 

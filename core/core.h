@@ -75,6 +75,7 @@ typedef enum core_ep_state {
     CORE_EP_CONNECTED,
     CORE_EP_FAILED,
     CORE_EP_CLOSING,
+    CORE_EP_CONNECTING, /* on-demand wireup (wireup.c): sends queue until the peer answers */
 } core_ep_state_t;
 
 struct ibmsg_ep_s {
@@ -133,8 +134,9 @@ struct ibmsg_context_s {
     uint32_t scq_reserved;
     uint32_t rcq_reserved;
     uint32_t eager_limit;
-    uint32_t buf_size;      /* header + eager limit */
-    verbs_rcache_t *rcache; /* registrations of user buffers (rendezvous) */
+    uint32_t buf_size;          /* header + eager limit */
+    verbs_rcache_t *rcache;     /* registrations of user buffers (rendezvous) */
+    struct core_wireup *wireup; /* the world's connection manager, progressed with the CQs */
 };
 
 /* request.c */

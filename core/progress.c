@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "core/wireup.h"
 #include "util/log.h"
 
 void core_ep_mark_dirty(ibmsg_ep_t ep)
@@ -47,7 +48,8 @@ void core_ep_fail(ibmsg_ep_t ep, int error)
     ibmsg_context_t ctx = ep->ctx;
     core_mq_entry_t *e, *next;
 
-    if (ep->state == CORE_EP_CONNECTED || ep->state == CORE_EP_CREATED) {
+    if (ep->state == CORE_EP_CONNECTED || ep->state == CORE_EP_CREATED ||
+        ep->state == CORE_EP_CONNECTING) {
         ep->state = CORE_EP_FAILED;
     }
     while ((e = core_mq_list_first(&ep->pending)) != NULL) {
@@ -320,6 +322,9 @@ int core_progress(ibmsg_context_t ctx, int *events)
     ibmsg_ep_t ep;
     cnt_tick_t start = core_timer_start(CNT_CORE_PROGRESS_TIME); /* 0 unless a handle runs */
 
+    if (ctx->wireup != NULL) {
+        core_wireup_progress(ctx->wireup); /* connect requests: one empty-CQ poll when idle */
+    }
     n = verbs_cq_poll(ctx->rcq, batch, wcs);
     core_cnt_inc(ctx->cnt, CNT_VERBS_CQ_POLLS);
     if (util_unlikely(n < 0)) {

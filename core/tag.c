@@ -13,7 +13,7 @@ int ibmsg_tag_isend(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag,
     if (util_unlikely(ep == NULL || req_p == NULL || (buf == NULL && len > 0))) {
         return IBMSG_ERR_INVALID;
     }
-    if (util_unlikely(ep->state != CORE_EP_CONNECTED)) {
+    if (util_unlikely(ep->state != CORE_EP_CONNECTED) && ep->state != CORE_EP_CONNECTING) {
         return ep->state == CORE_EP_FAILED ? IBMSG_ERR_PEER_FAILED : IBMSG_ERR_INVALID;
     }
     req = core_req_alloc(ep->ctx);

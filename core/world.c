@@ -1,15 +1,21 @@
 /*
- * The world (include/ibmsg/world.h): bootstrap from the environment, then eager wireup.
+ * The world (include/ibmsg/world.h): bootstrap from the environment, then wireup.
  *
- * Why eager: an endpoint is a reliable-connected queue pair, and its address blob (QPN, GID,
- * ...) exists only once that queue pair exists, per peer. On-demand wireup needs the peer to
- * create its side when asked, which needs a path to ask it through that exists before any
- * endpoint: PMIx keys are read-only after the fence (a Get cannot notify the owner) and the core
- * has no connection-less (UD) channel yet. So every process creates its size-1 endpoints first,
+ * On demand (default, world_wireup=1): every process creates one UD queue pair (the connection
+ * manager, core/wireup.c), publishes its 32-byte address under "ibmsg.ud" and fences once with
+ * data collection. No RC endpoint exists after init; ibmsg_world_ep creates one and asks the peer
+ * over UD, and a peer's request creates ours, so a process holds endpoints only to the ranks it
+ * talks to (a ring: 2, whatever the job size). Barriers make progress while they wait, because a
+ * peer may need this process to answer its connect request before it can reach the barrier.
+ *
+ * Eager (world_wireup=0, and always over TCP): every process creates its size-1 endpoints first,
  * publishes one key per peer ("ibmsg.ep.<peer rank>": the blob of its endpoint to that peer, so
  * a Get fetches only the 64 bytes meant for the caller, not the publisher's whole table),
  * fences once with data collection, connects, and fences again so nobody sends to a queue pair
- * that is not ready to receive. docs/scaling.md has the costs and the on-demand design.
+ * that is not ready to receive. docs/scaling.md has the costs of both.
+ *
+ * Under PMIx the world also registers for the launcher's process-termination events: a rank
+ * reported gone has its endpoint failed (requests complete with IBMSG_ERR_PEER_FAILED).
  */
 #include <ibmsg/world.h>
 
@@ -20,10 +26,12 @@
 
 #include "core/bootstrap_pmix.h"
 #include "core/core.h"
+#include "core/wireup.h"
 #include "core/world_counters.h"
 #include "util/log.h"
 
 #define WORLD_KEY_FMT    "ibmsg.ep.%u"
+#define WORLD_UD_KEY     "ibmsg.ud"
 #define WORLD_TIMEOUT_MS 60000 /* TCP bootstrap: accept, exchange and barrier */
 #define WORLD_FENCE_S    300   /* asked of the PMIx server; launchers may ignore it */
 
@@ -33,19 +41,28 @@ struct ibmsg_world_s {
     uint32_t size;
     uint32_t local_rank;
     ibmsg_world_bootstrap_t how;
-    ibmsg_oob_t oob; /* TCP: the connection to the peer */
-    ibmsg_ep_t *eps; /* size entries; eps[rank] is NULL */
+    ibmsg_oob_t oob;   /* TCP: the connection to the peer */
+    ibmsg_ep_t *eps;   /* size entries; eps[rank] is NULL, and those not wired up yet */
+    core_wireup_t *wu; /* PMIx: connection manager (on demand) and dead-peer events */
+    int on_demand;
 };
 
 /* One world per process: PMIx state and the counters are process-wide. */
 static ibmsg_world_t world_current;
+
+static void world_progress(void *ctx)
+{
+    core_progress(ctx, NULL);
+}
 
 static int world_fence(ibmsg_world_t w, int collect)
 {
     uint64_t t0 = core_world_now_ns();
     int status = IBMSG_OK;
 
-    if (w->how == IBMSG_WORLD_PMIX) {
+    if (w->how == IBMSG_WORLD_PMIX && !collect && w->wu != NULL) {
+        status = core_pmix_fence_progress(WORLD_FENCE_S, world_progress, w->ctx);
+    } else if (w->how == IBMSG_WORLD_PMIX) {
         status = core_pmix_fence(collect, WORLD_FENCE_S);
     } else if (w->how == IBMSG_WORLD_TCP) {
         unsigned char token = 0xb5;
@@ -102,10 +119,6 @@ static int world_tcp_env(char *host, size_t host_len, uint16_t *port, uint32_t *
 
 static int world_eps_create(ibmsg_world_t w)
 {
-    w->eps = calloc(w->size, sizeof(*w->eps));
-    if (w->eps == NULL) {
-        return IBMSG_ERR_NO_MEMORY;
-    }
     for (uint32_t p = 0; p < w->size; p++) {
         int status;
 
@@ -170,6 +183,32 @@ static int world_wireup_pmix(ibmsg_world_t w)
     return world_fence(w, 0);
 }
 
+static int world_ud_lookup(uint32_t rank, void *buf, size_t *len)
+{
+    return core_pmix_get(rank, WORLD_UD_KEY, buf, len);
+}
+
+static void world_peer_died(uint32_t rank, void *wu)
+{
+    core_wireup_peer_died(wu, rank);
+}
+
+/* On demand: publish the connection manager's address; endpoints come later (wireup.c). */
+static int world_wireup_on_demand(ibmsg_world_t w)
+{
+    unsigned char blob[64];
+    size_t len = sizeof(blob);
+    int status = core_wireup_address(w->wu, blob, &len);
+
+    if (status == IBMSG_OK) {
+        status = core_pmix_put(WORLD_UD_KEY, blob, len);
+    }
+    if (status == IBMSG_OK) {
+        status = world_fence(w, 1);
+    }
+    return status;
+}
+
 static int world_bootstrap_tcp(ibmsg_world_t w, const char *host, uint16_t port)
 {
     int status;
@@ -194,14 +233,15 @@ static void world_free(ibmsg_world_t w)
     for (uint32_t p = 0; w->eps != NULL && p < w->size; p++) {
         core_world_cnt.eps -= w->eps[p] != NULL;
     }
+    if (w->how == IBMSG_WORLD_PMIX) {
+        core_pmix_finalize(); /* first: its event handler may still name the wireup */
+    }
+    core_wireup_destroy(w->wu);
     if (w->ctx != IBMSG_CONTEXT_NULL) {
         ibmsg_context_destroy(w->ctx); /* destroys the endpoints too */
     }
     if (w->oob != NULL) {
         ibmsg_oob_close(w->oob);
-    }
-    if (w->how == IBMSG_WORLD_PMIX) {
-        core_pmix_finalize();
     }
     free(w->eps);
     free(w);
@@ -248,10 +288,26 @@ int ibmsg_world_init(ibmsg_info_t info, ibmsg_world_t *world)
     if (status == IBMSG_OK && w->how == IBMSG_WORLD_TCP) {
         status = world_bootstrap_tcp(w, host, port);
     }
-    if (status == IBMSG_OK && w->size > 1) {
+    if (status == IBMSG_OK) {
+        w->eps = calloc(w->size, sizeof(*w->eps));
+        status = w->eps == NULL ? IBMSG_ERR_NO_MEMORY : IBMSG_OK;
+    }
+    /* Two processes over TCP have no PMIx to publish a UD address through: always eager. */
+    w->on_demand = status == IBMSG_OK && w->how == IBMSG_WORLD_PMIX && w->ctx->cfg.world_wireup;
+    if (status == IBMSG_OK && w->how == IBMSG_WORLD_PMIX) {
+        status = core_wireup_create(w->ctx, w->rank, w->size, w->eps, w->on_demand, world_ud_lookup,
+                                    &w->wu);
+        if (status == IBMSG_OK && core_pmix_on_death(world_peer_died, w->wu) != IBMSG_OK) {
+            util_warn("world: no process-termination events from the launcher: a dead peer is "
+                      "seen only when the transport gives up");
+        }
+    }
+    if (status == IBMSG_OK && w->size > 1 && !w->on_demand) {
         status = world_eps_create(w);
     }
-    if (status == IBMSG_OK && w->how == IBMSG_WORLD_PMIX) {
+    if (status == IBMSG_OK && w->on_demand) {
+        status = world_wireup_on_demand(w);
+    } else if (status == IBMSG_OK && w->how == IBMSG_WORLD_PMIX) {
         status = world_wireup_pmix(w);
     } else if (status == IBMSG_OK && w->how == IBMSG_WORLD_TCP) {
         status = ibmsg_oob_ep_connect(w->oob, w->eps[1 - w->rank], WORLD_TIMEOUT_MS);
@@ -333,6 +389,9 @@ int ibmsg_world_ep(ibmsg_world_t world, uint32_t rank, ibmsg_ep_t *ep)
     }
     if (rank == world->rank) {
         return IBMSG_ERR_INVALID;
+    }
+    if (world->eps[rank] == NULL && world->on_demand) {
+        return core_wireup_ep(world->wu, rank, ep);
     }
     *ep = world->eps[rank];
     return IBMSG_OK;

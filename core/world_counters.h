@@ -15,7 +15,18 @@ typedef struct core_world_counters {
     uint64_t bootstrap_ns; /* the last ibmsg_world_init, from start to all endpoints connected */
     uint64_t fence_ns;     /* time in fences and barriers (init's included) */
     uint64_t fences;       /* fences and barriers completed */
-    uint64_t eps;          /* endpoints of the world now (all created at init: eager wireup) */
+    uint64_t eps;          /* endpoints of the world now */
+    /* On-demand wireup (core/wireup.c) and failures. */
+    uint64_t eps_on_demand;      /* endpoints created on demand (asked for, or asked by a peer) */
+    uint64_t connect_reqs_sent;  /* connect requests sent (first tries; resends in retries) */
+    uint64_t connect_reqs_recvd; /* connect requests received and accepted for processing */
+    uint64_t connect_retries;    /* requests and replies resent after a timeout */
+    uint64_t connect_rejected;   /* connect datagrams rejected as malformed or unexpected */
+    uint64_t connect_races;      /* requests that crossed ours (simultaneous connects) */
+    uint64_t connects;           /* handshakes this process started that completed */
+    uint64_t connect_time_ns;    /* their total time, request to connected */
+    uint64_t peers_failed;       /* endpoints failed by wireup timeout or launcher event */
+    uint64_t peers_departed;     /* endpoints failed because the peer said goodbye (finalized) */
 } core_world_counters_t;
 
 extern core_world_counters_t core_world_cnt;

@@ -1,6 +1,6 @@
 /*
- * ibmsg world: the processes of one job, each with one context and one endpoint to every other
- * process, set up from the environment the job was launched in.
+ * ibmsg world: the processes of one job, each with one context and endpoints to the other
+ * processes, set up from the environment the job was launched in.
  *
  * How ibmsg_world_init finds its peers, first that applies:
  *   pmix    PMIX_RANK and PMIX_NAMESPACE are set (mpirun, srun --mpi=pmix, prterun) and the
@@ -11,12 +11,15 @@
  *           port, 1 connects to host:port; addresses go over the TCP helper (ibmsg_oob_*).
  *   single  otherwise: one process (rank 0 of 1), no endpoints.
  *
- * Endpoints are created and connected to every peer during ibmsg_world_init (eager wireup): the
- * messaging core has only reliable-connected endpoints, whose address exists only once the
- * queue pair exists, and no connection-less channel a peer could be asked through to create its
- * side later, so on-demand creation would need a handshake path the core does not have yet. See
- * docs/scaling.md for what this costs at 1,000 and 10,000 processes and the planned on-demand
- * scheme.
+ * Endpoints are wired on demand by default (control variable / info hint world_wireup = 1): an
+ * endpoint to a rank is created by the first ibmsg_world_ep for it, or when that rank asks this
+ * process (a handshake over a UD connection manager, run by the progress engine), so messages
+ * from a rank this process never asked for still match receives from any source. Sends on an
+ * endpoint still connecting queue and go once the peer answers; a peer that never answers fails
+ * the endpoint after world_connect_timeout_ms (IBMSG_ERR_PEER_FAILED). world_wireup = 0 (and
+ * the TCP bootstrap) connects every peer during ibmsg_world_init instead (eager). Under PMIx, a
+ * process the launcher reports terminated or aborted has its endpoint failed. See
+ * docs/scaling.md.
  *
  * One world per process. Its context belongs to the thread that created the world, like any
  * context (see ibmsg.h); the world functions must be called from that thread too.
@@ -46,9 +49,10 @@ typedef enum ibmsg_world_bootstrap {
 } ibmsg_world_bootstrap_t;
 
 /**
- * Set up the world: bootstrap (see above), create the context (with info's hints), create and
- * connect one endpoint to every other process, and wait until every process has connected its
- * endpoints (so any endpoint may be sent on at once). Collective over the job.
+ * Set up the world: bootstrap (see above), create the context (with info's hints), then either
+ * publish the connection manager's address (on demand) or create and connect one endpoint to
+ * every other process (eager); either way every process is ready for connections or messages
+ * when it returns. Collective over the job.
  * @param info  hints for the context (see ibmsg_context_create), or IBMSG_INFO_NULL
  * @param world out: the world
  * @return IBMSG_OK; IBMSG_ERR_BUSY when this process already has a world; IBMSG_ERR_INVALID
@@ -85,9 +89,13 @@ IBMSG_API int ibmsg_world_bootstrap(ibmsg_world_t world, ibmsg_world_bootstrap_t
 IBMSG_API int ibmsg_world_context(ibmsg_world_t world, ibmsg_context_t *ctx);
 
 /**
- * The endpoint to rank.
+ * The endpoint to rank. On demand, the first call for a rank creates the endpoint and sends the
+ * connect request; it returns at once and sends on the endpoint queue until the peer answers
+ * (the peer must make progress: any ibmsg call that progresses, or ibmsg_world_barrier).
  * @return IBMSG_OK; IBMSG_ERR_OUT_OF_RANGE for rank >= size; IBMSG_ERR_INVALID for NULL
- *         arguments or this process's own rank (there is no loopback endpoint).
+ *         arguments or this process's own rank (there is no loopback endpoint); on demand
+ *         IBMSG_ERR_NOT_FOUND / IBMSG_ERR_PROTOCOL when the rank's connection-manager address
+ *         cannot be fetched, or the errors of ibmsg_ep_create (IBMSG_ERR_NO_RESOURCE).
  * Thread safety: the world's thread.
  */
 IBMSG_API int ibmsg_world_ep(ibmsg_world_t world, uint32_t rank, ibmsg_ep_t *ep);
@@ -101,7 +109,8 @@ IBMSG_API int ibmsg_world_ep_rank(ibmsg_world_t world, ibmsg_ep_t ep, uint32_t *
 
 /**
  * Wait until every process of the world has entered the barrier (PMIx_Fence; over TCP a token
- * each way). It does not make ibmsg progress: complete the requests a peer waits for first.
+ * each way). Under PMIx it makes ibmsg progress while it waits (a peer may need this process to
+ * answer its connect request before it can reach the barrier); over TCP it does not.
  * @return IBMSG_OK; IBMSG_ERR_TIMEOUT / IBMSG_ERR_IO / IBMSG_ERR_PEER_FAILED when the launcher
  *         or the peer failed; IBMSG_ERR_INVALID for NULL.
  * Thread safety: the world's thread.

@@ -6,6 +6,11 @@
  *       checks every byte, tag, length and source, then barriers and checks the counters.
  *   world_alltoall -x R                    rank R leaves right after init; the others must see
  *       its endpoint fail (IBMSG_ERR_PEER_FAILED) within 60 s, then still talk among themselves.
+ *   world_alltoall -r [-n msgs]            ring with on-demand wireup: each rank posts a receive
+ *       from any source BEFORE it has any endpoint, then sends to the next rank only; the
+ *       message from the previous rank (which connected to us) must match it. Each rank must end
+ *       with exactly 2 endpoints (1 with 2 ranks), whatever the job size.
+ *   -e  the world is expected to be wired eagerly (IBMSG_WORLD_WIREUP=0): counters differ.
  *
  * Prints one line per rank; exits 0 on success, 1 on any mismatch or error.
  */
@@ -81,6 +86,8 @@ static pvar_t pvar_open(const char *name, int var_class, void *obj)
     }
     return pv;
 }
+
+static int eager_expected;
 
 static unsigned long long pvar_read(pvar_t pv)
 {
@@ -274,18 +281,124 @@ static int early_exit(ibmsg_world_t world, uint32_t size, uint32_t gone)
     return 0;
 }
 
+/* Ring over on-demand wireup; see the usage above. */
+static int ring(ibmsg_world_t world, uint32_t size, uint32_t n)
+{
+    uint32_t next = (me + 1) % size, prev = (me + size - 1) % size;
+    uint32_t want_eps = size > 2 ? 2 : 1;
+    ibmsg_context_t ctx;
+    ibmsg_ep_t to, from;
+    ibmsg_request_t rreq, *sreq = calloc(n, sizeof(*sreq));
+    ibmsg_tag_status_t st;
+    uint32_t got = UINT32_MAX, rank, *vals = calloc(n, sizeof(*vals));
+    int provided;
+
+    if (sreq == NULL || vals == NULL) {
+        FAIL("out of memory");
+    }
+    CHECK("world_context", ibmsg_world_context(world, &ctx));
+    CHECK("t_init", ibmsg_t_init_thread(0, &provided));
+    CHECK("session", ibmsg_t_pvar_session_create(&session));
+    pvar_t eps = pvar_open("world_endpoints", IBMSG_T_PVAR_CLASS_LEVEL, NULL);
+    pvar_t od = pvar_open("world_endpoints_on_demand", IBMSG_T_PVAR_CLASS_COUNTER, NULL);
+    pvar_t rej = pvar_open("world_connect_rejected", IBMSG_T_PVAR_CLASS_COUNTER, NULL);
+    pvar_t conns = pvar_open("world_connects", IBMSG_T_PVAR_CLASS_COUNTER, NULL);
+    pvar_t conn_ns = pvar_open("world_connect_time_ns", IBMSG_T_PVAR_CLASS_TIMER, NULL);
+    if (pvar_read(eps) != 0) {
+        FAIL("ring: %llu endpoints before any use, expected 0 (on-demand wireup)", pvar_read(eps));
+    }
+    /* From any source, before this process has any endpoint: the previous rank's connect
+       request creates the endpoint its message arrives on. */
+    CHECK("irecv any",
+          ibmsg_tag_irecv(ctx, IBMSG_EP_NULL, &got, sizeof(got), 7, IBMSG_TAG_MASK_EXACT, &rreq));
+    CHECK("world_ep next", ibmsg_world_ep(world, next, &to));
+    for (uint32_t k = 0; k < n; k++) {
+        vals[k] = me * 1000003u + k;
+        CHECK("isend", ibmsg_tag_isend(to, &vals[k], sizeof(vals[k]), k == 0 ? 7 : 8, &sreq[k]));
+    }
+    CHECK("recv wait", ibmsg_request_wait(&rreq, &st));
+    CHECK("ep_rank", ibmsg_world_ep_rank(world, st.source, &rank));
+    if (rank != prev || got != prev * 1000003u || st.length != sizeof(got)) {
+        FAIL("ring: got %u (%zu bytes) from rank %u, expected %u from rank %u", got, st.length,
+             rank, prev * 1000003u, prev);
+    }
+    CHECK("world_ep prev", ibmsg_world_ep(world, prev, &from));
+    if (from != st.source) {
+        FAIL("ring: ibmsg_world_ep(prev) is not the endpoint the message came on");
+    }
+    for (uint32_t k = 1; k < n; k++) {
+        uint32_t v = UINT32_MAX;
+        CHECK("recv", ibmsg_tag_recv(ctx, from, &v, sizeof(v), 8, IBMSG_TAG_MASK_EXACT, NULL));
+        if (v != prev * 1000003u + k) {
+            FAIL("ring: message %u from rank %u is %u", k, prev, v);
+        }
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        CHECK("send wait", ibmsg_request_wait(&sreq[k], NULL));
+    }
+    CHECK("barrier", ibmsg_world_barrier(world));
+    unsigned long long v_eps = pvar_read(eps), v_od = pvar_read(od), v_rej = pvar_read(rej),
+                       v_c = pvar_read(conns), v_cns = pvar_read(conn_ns);
+    /* Each rank asked only its next rank; with 2 ranks the requests cross and rank 0's wins. */
+    unsigned want_c = size > 2 ? 1u : me == 0;
+    if (v_eps != want_eps || v_od != want_eps || v_rej != 0 || v_c != want_c) {
+        FAIL("ring counters: world_endpoints %llu world_endpoints_on_demand %llu "
+             "world_connect_rejected %llu world_connects %llu (want %u, %u, 0, %u)",
+             v_eps, v_od, v_rej, v_c, want_eps, want_eps, want_c);
+    }
+    printf("ring rank %u/%u: %u msgs from rank %u by wildcard-first; world_endpoints %llu "
+           "world_endpoints_on_demand %llu world_connects %llu connect %.3f ms\n",
+           me, size, n, prev, v_eps, v_od, v_c, (double)v_cns / 1e6 / (double)(v_c ? v_c : 1));
+    fflush(stdout);
+    /* Connect latency with a peer that is progressing (waiting in a receive): rank r asks
+       r + 2, which is not a ring neighbour, and its first send completes once connected. */
+    if (size >= 4 && me < 2) {
+        ibmsg_ep_t far;
+        ibmsg_request_t s;
+        uint32_t v = me;
+        double t0 = now_s();
+        CHECK("world_ep far", ibmsg_world_ep(world, me + 2, &far));
+        CHECK("isend far", ibmsg_tag_isend(far, &v, sizeof(v), 9, &s));
+        CHECK("send wait far", ibmsg_request_wait(&s, NULL));
+        printf("ring rank %u: connect to idle-progressing rank %u: %.3f ms (request to first send "
+               "posted)\n",
+               me, me + 2, (now_s() - t0) * 1e3);
+    } else if (size >= 4 && me < 4) {
+        uint32_t v = UINT32_MAX;
+        CHECK("recv far",
+              ibmsg_tag_recv(ctx, IBMSG_EP_NULL, &v, sizeof(v), 9, IBMSG_TAG_MASK_EXACT, NULL));
+        if (v != me - 2) {
+            FAIL("far message %u, expected %u", v, me - 2);
+        }
+    }
+    fflush(stdout);
+    CHECK("session_free", ibmsg_t_pvar_session_free(&session));
+    CHECK("t_finalize", ibmsg_t_finalize());
+    free(sreq);
+    free(vals);
+    CHECK("barrier", ibmsg_world_barrier(world));
+    CHECK("world_finalize", ibmsg_world_finalize(world));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     uint32_t n = 50, size, local;
     size_t bytes = 100;
     long gone = -1;
-    int opt, provided;
+    int opt, provided, ring_mode = 0;
     ibmsg_world_t world;
     ibmsg_world_bootstrap_t how;
     ibmsg_context_t ctx;
 
-    while ((opt = getopt(argc, argv, "n:s:x:")) != -1) {
+    while ((opt = getopt(argc, argv, "n:s:x:re")) != -1) {
         switch (opt) {
+        case 'r':
+            ring_mode = 1;
+            break;
+        case 'e':
+            eager_expected = 1;
+            break;
         case 'n':
             n = (uint32_t)strtoul(optarg, NULL, 0);
             break;
@@ -296,7 +409,7 @@ int main(int argc, char **argv)
             gone = strtol(optarg, NULL, 0);
             break;
         default:
-            fprintf(stderr, "usage: %s [-n msgs] [-s bytes] [-x rank]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-n msgs] [-s bytes] [-x rank] [-r] [-e]\n", argv[0]);
             return 2;
         }
     }
@@ -319,6 +432,9 @@ int main(int argc, char **argv)
         }
         return early_exit(world, size, (uint32_t)gone);
     }
+    if (ring_mode) {
+        return ring(world, size, n);
+    }
 
     CHECK("t_init", ibmsg_t_init_thread(0, &provided));
     CHECK("session", ibmsg_t_pvar_session_create(&session));
@@ -326,6 +442,13 @@ int main(int argc, char **argv)
     pvar_t eps = pvar_open("world_endpoints", IBMSG_T_PVAR_CLASS_LEVEL, NULL);
     pvar_t fences = pvar_open("world_fences", IBMSG_T_PVAR_CLASS_COUNTER, NULL);
     pvar_t fence_ns = pvar_open("world_fence_time_ns", IBMSG_T_PVAR_CLASS_TIMER, NULL);
+    pvar_t od = pvar_open("world_endpoints_on_demand", IBMSG_T_PVAR_CLASS_COUNTER, NULL);
+    pvar_t rej = pvar_open("world_connect_rejected", IBMSG_T_PVAR_CLASS_COUNTER, NULL);
+    pvar_t races = pvar_open("world_connect_races", IBMSG_T_PVAR_CLASS_COUNTER, NULL);
+    pvar_t reqs = pvar_open("world_connect_reqs_sent", IBMSG_T_PVAR_CLASS_COUNTER, NULL);
+    pvar_t conns = pvar_open("world_connects", IBMSG_T_PVAR_CLASS_COUNTER, NULL);
+    pvar_t conn_ns = pvar_open("world_connect_time_ns", IBMSG_T_PVAR_CLASS_TIMER, NULL);
+    unsigned long long eps0 = pvar_read(eps);
     pvar_t sent = pvar_open("core_eager_msgs_sent", IBMSG_T_PVAR_CLASS_COUNTER, &ctx);
     pvar_t recvd = pvar_open("core_eager_msgs_recvd", IBMSG_T_PVAR_CLASS_COUNTER, &ctx);
     pvar_t bytes_recvd = pvar_open("core_eager_bytes_recvd", IBMSG_T_PVAR_CLASS_COUNTER, &ctx);
@@ -341,6 +464,17 @@ int main(int argc, char **argv)
     unsigned long long v_boot = pvar_read(boot), v_eps = pvar_read(eps), v_f = pvar_read(fences),
                        v_fns = pvar_read(fence_ns), v_sent = pvar_read(sent),
                        v_recvd = pvar_read(recvd), v_bytes = pvar_read(bytes_recvd);
+    unsigned long long v_od = pvar_read(od), v_rej = pvar_read(rej), v_races = pvar_read(races),
+                       v_reqs = pvar_read(reqs), v_c = pvar_read(conns), v_cns = pvar_read(conn_ns);
+    /* On demand: no endpoint before the first world_ep; then exactly one per peer, however the
+       simultaneous requests crossed (a requester's and a responder's side never both made). */
+    unsigned long long want_od = eager_expected ? 0 : size - 1;
+    if (eps0 != (eager_expected ? size - 1 : 0) || v_od != want_od || v_rej != 0 ||
+        (!eager_expected && (v_reqs > size - 1 || v_c > v_reqs))) {
+        FAIL("wireup counters: endpoints at start %llu, on demand %llu (want %llu), rejected %llu, "
+             "requests %llu, connects %llu, races %llu",
+             eps0, v_od, want_od, v_rej, v_reqs, v_c, v_races);
+    }
     if (v_eps != size - 1 || v_f != 1 || v_fns == 0 || v_boot == 0 || v_sent != want ||
         v_recvd != want || v_bytes != want * bytes) {
         FAIL("counters: endpoints %llu fences %llu fence_ns %llu bootstrap_ns %llu sent %llu "
@@ -352,6 +486,10 @@ int main(int argc, char **argv)
            "world_fence_time_ns %llu core_eager_msgs_sent %llu core_eager_msgs_recvd %llu\n",
            me, size, local, (double)v_boot / 1e6, want, bytes, (t1 - t0) * 1e3, (t2 - t1) * 1e3,
            v_eps, v_f, v_fns, v_sent, v_recvd);
+    printf("rank %u wireup: %s, world_endpoints_on_demand %llu world_connect_reqs_sent %llu "
+           "world_connects %llu world_connect_races %llu, connect %.3f ms average\n",
+           me, eager_expected ? "eager" : "on demand", v_od, v_reqs, v_c, v_races,
+           (double)v_cns / 1e6 / (double)(v_c ? v_c : 1));
     fflush(stdout);
     CHECK("session_free", ibmsg_t_pvar_session_free(&session));
     CHECK("t_finalize", ibmsg_t_finalize());

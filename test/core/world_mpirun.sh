@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run test/core/world_alltoall under Open MPI's mpirun (PMIx) with 4 ranks.
-# Usage: world_mpirun.sh PROGRAM alltoall|early-exit|ring   (ring: examples/ring.c)
+# Usage: world_mpirun.sh PROGRAM alltoall|alltoall-eager|ring-on-demand|early-exit|ring
+# (ring: examples/ring.c; the others: test/core/world_alltoall.c; on-demand wireup is the default)
 # Exits 77 (skip) without an RDMA device or without mpirun; a hang is a failure (timeout).
 set -euo pipefail
 prog=$1 mode=$2
@@ -18,14 +19,18 @@ export TMPDIR=${TMPDIR:-/dev/shm}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+env=()
 case "$mode" in
 alltoall) args=(-n 50 -s 100) want='^rank [0-3]/4 ' ;;
+alltoall-eager) args=(-n 50 -s 100 -e) want='^rank [0-3]/4 ' env=(-x IBMSG_WORLD_WIREUP=0) ;;
+ring-on-demand) args=(-r -n 100) want='^ring rank [0-3]/4: 100 msgs' ;;
 early-exit) args=(-x 3) want='^rank [0-2]: rank 3 reported failed' ;;
 ring) args=(-n 100 -s 64) want='^ring: 4 ranks, 100 laps of 64 B' ;;
 *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac
 rc=0
-timeout 240 mpirun --allow-run-as-root --oversubscribe -np 4 "$prog" "${args[@]}" >"$out" 2>&1 ||
+timeout 240 mpirun --allow-run-as-root --oversubscribe -np 4 "${env[@]}" "$prog" "${args[@]}" \
+    >"$out" 2>&1 ||
     rc=$?
 cat "$out"
 if [ "$rc" -ne 0 ]; then
@@ -33,7 +38,7 @@ if [ "$rc" -ne 0 ]; then
     exit 1
 fi
 got=$(grep -c "$want" "$out" || true)
-case "$mode" in alltoall) expect=4 ;; early-exit) expect=3 ;; ring) expect=1 ;; esac
+case "$mode" in alltoall* | ring-on-demand) expect=4 ;; early-exit) expect=3 ;; ring) expect=1 ;; esac
 if [ "$got" -ne "$expect" ]; then
     echo "FAIL: $got ranks reported success, expected $expect"
     exit 1
