@@ -14,6 +14,7 @@
 #include "core/core_counters.h"
 #include "core/credit.h"
 #include "core/match.h"
+#include "core/rma.h"
 #include "core/wire.h"
 #include "verbs/cq.h"
 #include "verbs/device.h"
@@ -36,17 +37,20 @@ typedef struct core_rdesc {
 typedef struct core_sslot {
     struct ibmsg_ep_s *ep;
     verbs_buf_t *buf;
+    struct ibmsg_request_s *req; /* a one-sided operation this entry ends (rma.c), or NULL */
 } core_sslot_t;
 
 typedef enum core_req_state {
     CORE_REQ_FREE = 0,
     CORE_REQ_POSTED, /* receive in the posted queue, or send waiting in its endpoint's queue */
     CORE_REQ_COMPLETE,
+    CORE_REQ_ACTIVE, /* one-sided: partly or fully posted (no longer cancellable) */
 } core_req_state_t;
 
 typedef enum core_req_type {
     CORE_REQ_SEND = 1,
     CORE_REQ_RECV,
+    CORE_REQ_RMA, /* put, get or flush (rma.c) */
 } core_req_type_t;
 
 struct ibmsg_request_s {
@@ -59,6 +63,7 @@ struct ibmsg_request_s {
     uint8_t state;
     ibmsg_tag_status_t status;
     struct ibmsg_request_s *free_next;
+    core_rma_req_t rma;
 };
 
 typedef enum core_ep_state {
@@ -102,6 +107,7 @@ struct ibmsg_ep_s {
     uint32_t world_rank; /* the peer's rank when the endpoint belongs to a world (world.c) */
     struct ibmsg_ep_s *dirty_next;
     struct ibmsg_ep_s *next, *prev; /* the context's endpoints */
+    core_rma_ep_t rma;
 };
 
 typedef struct core_req_chunk core_req_chunk_t;
@@ -124,6 +130,7 @@ struct ibmsg_context_s {
     uint32_t rcq_reserved;
     uint32_t eager_limit;
     uint32_t buf_size; /* header + eager limit */
+    core_rma_ctx_t rma;
 };
 
 /* request.c */

@@ -123,6 +123,7 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
                          ? (int32_t)UTIL_MIN(caps.max_inline - (uint32_t)sizeof(core_wire_hdr_t),
                                              (uint32_t)ctx->cfg.inline_limit)
                          : -1;
+    core_rma_ep_init(ep);
 
     /* Every receive buffer is posted before the peer can learn our address. */
     for (uint32_t i = 0; i < rq_depth; i++) {
@@ -331,6 +332,10 @@ int ibmsg_ep_destroy(ibmsg_ep_t ep)
             verbs_pool_put(ctx->spool, slot->buf);
             core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
             slot->buf = NULL;
+        }
+        if (slot->req != NULL) { /* a one-sided operation the flush did not report */
+            core_rma_complete(ep, slot->req, IBMSG_ERR_CANCELED);
+            slot->req = NULL;
         }
     }
     if (ep->prev != NULL) {

@@ -55,6 +55,7 @@ void core_ep_fail(ibmsg_ep_t ep, int error)
         core_mq_list_remove(e);
         core_req_complete(req, error);
     }
+    core_rma_ep_fail(ep, error);
     for (e = ctx->mq.posted.head.next; e != &ctx->mq.posted.head; e = next) {
         next = e->next;
         if (e->ep == ep) {
@@ -164,6 +165,9 @@ static void handle_send(ibmsg_context_t ctx, const verbs_wc_t *wc)
     ibmsg_ep_t ep = slot->ep;
     uint32_t idx = (uint32_t)(slot - ep->sring);
     uint64_t last = ep->sq_tail + ((idx - ep->sq_tail) & ep->sq_mask);
+    int error = wc->status == VERBS_WC_SUCCESS          ? IBMSG_OK
+                : wc->status == VERBS_WC_REM_ACCESS_ERR ? IBMSG_ERR_ACCESS
+                                                        : IBMSG_ERR_PEER_FAILED;
 
     /* RC completes in order: this signalled send completes every send before it. */
     for (; ep->sq_tail <= last; ep->sq_tail++) {
@@ -173,13 +177,17 @@ static void handle_send(ibmsg_context_t ctx, const verbs_wc_t *wc)
             core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
             s->buf = NULL;
         }
+        if (s->req != NULL) { /* a one-sided operation ends here; those before it succeeded */
+            core_rma_complete(ep, s->req, ep->sq_tail == last ? error : IBMSG_OK);
+            s->req = NULL;
+        }
     }
     ep->signals_outstanding--;
     if (util_unlikely(wc->status != VERBS_WC_SUCCESS)) {
         wc_error(ep, wc, "send");
         return;
     }
-    if (!core_mq_list_empty(&ep->pending)) {
+    if (!core_mq_list_empty(&ep->pending) || !core_mq_list_empty(&ep->rma.pending)) {
         core_ep_mark_dirty(ep);
     }
 }
@@ -261,6 +269,9 @@ void core_ep_service(ibmsg_ep_t ep)
 {
     core_mq_entry_t *e;
 
+    if (!core_mq_list_empty(&ep->rma.pending)) {
+        core_rma_service(ep);
+    }
     while ((e = core_mq_list_first(&ep->pending)) != NULL && core_ep_can_send(ep)) {
         struct ibmsg_request_s *req = util_container_of(e, struct ibmsg_request_s, mq);
         int status =

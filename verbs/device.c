@@ -124,6 +124,9 @@ static int port_setup(struct ibv_context *ctx, const struct ibv_port_attr *pa, u
     info->max_qp_wr = (uint32_t)da.max_qp_wr;
     info->max_cqe = (uint32_t)da.max_cqe;
     info->max_sge = (uint32_t)da.max_sge;
+    info->max_msg_sz = pa->max_msg_sz;
+    info->max_qp_rd_atom = (uint32_t)da.max_qp_rd_atom;
+    info->max_qp_init_rd_atom = (uint32_t)da.max_qp_init_rd_atom;
 
     if (gid_index < 0 && info->link_layer == VERBS_LINK_ETHERNET) {
         gid_index = roce_default_gid(ctx, port, pa->gid_tbl_len);

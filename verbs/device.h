@@ -33,6 +33,9 @@ typedef struct verbs_dev_info {
     uint32_t max_qp_wr;
     uint32_t max_cqe;
     uint32_t max_sge;
+    uint32_t max_msg_sz;          /* largest message of one work request on the port */
+    uint32_t max_qp_rd_atom;      /* RDMA READs a QP may have in flight as responder */
+    uint32_t max_qp_init_rd_atom; /* ... and as initiator */
 } verbs_dev_info_t;
 
 /**
