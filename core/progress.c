@@ -165,9 +165,13 @@ static void handle_send(ibmsg_context_t ctx, const verbs_wc_t *wc)
     ibmsg_ep_t ep = slot->ep;
     uint32_t idx = (uint32_t)(slot - ep->sring);
     uint64_t last = ep->sq_tail + ((idx - ep->sq_tail) & ep->sq_mask);
+    /* What a one-sided operation ending here completes with: a closing endpoint's flushes are
+     * cancellations, as for messages. */
     int error = wc->status == VERBS_WC_SUCCESS          ? IBMSG_OK
                 : wc->status == VERBS_WC_REM_ACCESS_ERR ? IBMSG_ERR_ACCESS
-                                                        : IBMSG_ERR_PEER_FAILED;
+                : wc->status == VERBS_WC_FLUSH && ep->state == CORE_EP_CLOSING
+                    ? IBMSG_ERR_CANCELED
+                    : IBMSG_ERR_PEER_FAILED;
 
     /* RC completes in order: this signalled send completes every send before it. */
     for (; ep->sq_tail <= last; ep->sq_tail++) {
