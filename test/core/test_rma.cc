@@ -415,7 +415,6 @@ TEST_F(RmaTest, MalformedKeyBlobsRejected)
     with(1, 0);                                                // no access
     with(1, 0x83);                                             // unknown access bits
     with(3, 0);                                                // size field
-    with(16, 0xff);                                            // length wraps the base
     bad.push_back(std::vector<uint8_t>(good, good + 23));      // truncated
     bad.push_back(std::vector<uint8_t>(good, good + 24));      // fine: control
     bad.back().push_back(0);                                   // ... padded: bad
@@ -423,6 +422,11 @@ TEST_F(RmaTest, MalformedKeyBlobsRejected)
     {
         std::vector<uint8_t> b(good, good + sizeof(good));
         std::memset(b.data() + 16, 0, 8); // empty range
+        bad.push_back(b);
+    }
+    {
+        std::vector<uint8_t> b(good, good + sizeof(good));
+        std::memset(b.data() + 16, 0xff, 8); // base + 2^64 - 1 wraps
         bad.push_back(b);
     }
     ibmsg_rkey_t k = IBMSG_RKEY_NULL;
