@@ -13,6 +13,7 @@
 #include "core/config.h"
 #include "core/core_counters.h"
 #include "core/credit.h"
+#include "core/ep_addr.h"
 #include "core/match.h"
 #include "core/rma.h"
 #include "core/wire.h"
@@ -20,10 +21,6 @@
 #include "verbs/device.h"
 #include "verbs/pool.h"
 #include "verbs/qp.h"
-
-/* Version of the endpoint address blob (core part; the verbs part has its own). */
-#define CORE_EP_ADDR_VERSION 1
-#define CORE_EP_ADDR_HDR     12
 
 /* A receive bounce buffer: posted to an endpoint's RQ, or held in the unexpected queue. */
 typedef struct core_rdesc {

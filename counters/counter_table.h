@@ -28,7 +28,7 @@
     X("eager", "core", "The eager protocol: messages copied through bounce buffers or inline")   \
     X("matching", "core", "Tag matching: posted receives and unexpected messages")               \
     X("verbs", "ibmsg", "The verbs layer: completion queues, work requests, registered buffers") \
-    X("tool", "ibmsg", "The tool information interface itself: sessions and handles")       \
+    X("tool", "ibmsg", "The tool information interface itself: sessions and handles")            \
     X("rma", "core", "One-sided operations: put, get, flush, mapped memory and remote keys")
 
 /* clang-format off */
