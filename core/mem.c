@@ -182,3 +182,17 @@ int ibmsg_rkey_destroy(ibmsg_rkey_t rkey)
     slot_free(rkey->ctx, (core_rma_slot_t *)rkey);
     return IBMSG_OK;
 }
+
+int ibmsg_rkey_range(ibmsg_rkey_t rkey, uint64_t *base, uint64_t *length)
+{
+    if (rkey == NULL || rkey->state != CORE_RMA_SLOT_RKEY) {
+        return IBMSG_ERR_INVALID;
+    }
+    if (base != NULL) {
+        *base = rkey->base;
+    }
+    if (length != NULL) {
+        *length = rkey->length;
+    }
+    return IBMSG_OK;
+}

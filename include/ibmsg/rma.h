@@ -111,6 +111,14 @@ IBMSG_API int ibmsg_mem_rkey_pack(ibmsg_mem_t mem, void *buf, size_t *len);
 IBMSG_API int ibmsg_rkey_unpack(ibmsg_ep_t ep, const void *blob, size_t len, ibmsg_rkey_t *rkey);
 
 /**
+ * The range of the peer's mapping that a key covers: its base address (where puts and gets
+ * may start) and length. Either output may be NULL.
+ * @return IBMSG_OK, IBMSG_ERR_INVALID for NULL or a destroyed key.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_rkey_range(ibmsg_rkey_t rkey, uint64_t *base, uint64_t *length);
+
+/**
  * Destroy an unpacked key. Operations already issued with it are not affected. Using it
  * afterwards is IBMSG_ERR_INVALID until its slot is reused.
  * @return IBMSG_OK, IBMSG_ERR_INVALID for NULL or a destroyed key.

@@ -79,6 +79,42 @@ def run(work, name, bw, sizes=None, duration=False):
         # packets for 650 messages, 0 for a 200-iteration latency run).
 
 
+def run_write(work, name, sizes=None):
+    """ibmsg_write_bw (perf/lib/write.c): the client puts N, flushes once and sends one DONE
+    message per size; the server receives the DONE messages and does nothing one-sided."""
+    for side in ("client", "server"):
+        base = os.path.join(work, f"{name}.{side}")
+        rows = table(base + ".txt", BW_HEADER, 5)
+        doc = json.load(open(base + ".json"))
+        res = doc["results"]
+        check(len(rows) == len(res) and len(res) > 0, f"{base}: {len(rows)} rows, {len(res)} in JSON")
+        if sizes is not None:
+            check([int(r[0]) for r in rows] == sizes, f"{base}: sizes {[r[0] for r in rows]}")
+        for row, r in zip(rows, res):
+            check(int(row[0]) == r["bytes"] and int(row[1]) == r["iterations"],
+                  f"{base}: row {row} differs from JSON {r}")
+        n = sum(r["iterations"] for r in res)
+        s = len(res)
+        payload = sum(r["bytes"] * r["iterations"] for r in res)
+        d = deltas(doc)
+        client = side == "client"
+        want = {
+            "core_rma_put_ops": n if client else 0,
+            "core_rma_put_bytes": payload if client else 0,
+            "core_rma_get_ops": 0,
+            "core_rma_flushes": s if client else 0,
+            "core_rma_refused_out_of_bounds": 0,
+            "core_eager_msgs_sent": s if client else 0,
+            "core_eager_msgs_recvd": 0 if client else s,
+        }
+        for k, v in want.items():
+            check(d.get(k) == v, f"{base}: {k} {d.get(k)} != {v}")
+        check(doc["messages_sent"] == (s if client else 0) and
+              doc["messages_received"] == (0 if client else s),
+              f"{base}: messages {doc['messages_sent']}/{doc['messages_received']}")
+        check(d.get("verbs_wc_errors", 0) == 0, f"{base}: work completion errors")
+
+
 def main():
     work = sys.argv[1]
     run(work, "bw_all", True, sizes=[2 << i for i in range(13)])  # 2 .. 8192 (eager limit)
@@ -87,6 +123,9 @@ def main():
     run(work, "lat", False, sizes=[8])
     run(work, "bw_duration", True, sizes=[1024], duration=True)
     run(work, "lat_duration", False, sizes=[64], duration=True)
+    run_write(work, "write_all", sizes=[2 << i for i in range(23)])  # 2 .. 8 MiB
+    run_write(work, "write", sizes=[4096])
+    run_write(work, "write_duration", sizes=[65536])
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
