@@ -190,7 +190,10 @@ int perf_report_json(const perf_result_t *r, FILE *out)
     fprintf(out, "{\n  \"tool\": ");
     perf_json_string(out, o->prog);
     fprintf(out, ",\n  \"test\": \"%s\",\n  \"role\": \"%s\",\n  \"device\": ",
-            bw ? "send_bw" : "send_lat", o->host != NULL ? "client" : "server");
+            o->test == PERF_TEST_WRITE_BW ? "write_bw"
+            : bw                          ? "send_bw"
+                                          : "send_lat",
+            o->host != NULL ? "client" : "server");
     perf_json_string(out, r->attr.device);
     fprintf(out,
             ",\n  \"port\": %d,\n  \"gid_index\": %d,\n  \"eager_limit\": %zu,\n"
