@@ -20,7 +20,7 @@ def check(cond, what):
         failures.append(what)
 
 
-def table(path, header, ncols):
+def table(path, header, ncols, nonneg=()):
     lines = open(path).read().split("\n")
     check(lines.count(DASHES) >= 3, f"{path}: fewer than three 87-dash lines")
     check(header in lines, f"{path}: no header line {header!r}")
@@ -34,7 +34,8 @@ def table(path, header, ncols):
             fields = line.split()
             check(len(fields) == ncols, f"{path}: row {line!r} has {len(fields)} fields")
             nums = [float(f) for f in fields]
-            check(all(n > 0 for n in nums), f"{path}: row {line!r} has a number <= 0")
+            check(all(n > 0 or (i in nonneg and n == 0) for i, n in enumerate(nums)),
+                  f"{path}: row {line!r} has a number <= 0")
             rows.append(nums)
     return rows
 
@@ -80,11 +81,13 @@ def run(work, name, bw, sizes=None, duration=False):
 
 
 def run_write(work, name, sizes=None):
-    """ibmsg_write_bw (perf/lib/write.c): the client puts N, flushes once and sends one DONE
-    message per size; the server receives the DONE messages and does nothing one-sided."""
+    """ibmsg_write_bw (perf/lib/write.c): the client puts N and flushes once per size (the
+    count goes over TCP); the server does nothing on the device."""
     for side in ("client", "server"):
         base = os.path.join(work, f"{name}.{side}")
-        rows = table(base + ".txt", BW_HEADER, 5)
+        # Bandwidth columns may print 0.00 for tiny sizes: 8 puts of 2 B that meet one rxe
+        # retransmission (67 ms at verbs_timeout 14, seen under emulation) are 0.0002 MB/s.
+        rows = table(base + ".txt", BW_HEADER, 5, nonneg=(2, 3))
         doc = json.load(open(base + ".json"))
         res = doc["results"]
         check(len(rows) == len(res) and len(res) > 0, f"{base}: {len(rows)} rows, {len(res)} in JSON")
@@ -104,13 +107,12 @@ def run_write(work, name, sizes=None):
             "core_rma_get_ops": 0,
             "core_rma_flushes": s if client else 0,
             "core_rma_refused_out_of_bounds": 0,
-            "core_eager_msgs_sent": s if client else 0,
-            "core_eager_msgs_recvd": 0 if client else s,
+            "core_eager_msgs_sent": 0,
+            "core_eager_msgs_recvd": 0,
         }
         for k, v in want.items():
             check(d.get(k) == v, f"{base}: {k} {d.get(k)} != {v}")
-        check(doc["messages_sent"] == (s if client else 0) and
-              doc["messages_received"] == (0 if client else s),
+        check(doc["messages_sent"] == 0 and doc["messages_received"] == 0,
               f"{base}: messages {doc['messages_sent']}/{doc['messages_received']}")
         check(d.get("verbs_wc_errors", 0) == 0, f"{base}: work completion errors")
 
