@@ -102,6 +102,7 @@ int ibmsg_context_destroy(ibmsg_context_t ctx)
     while (ctx->eps != NULL) {
         ibmsg_ep_destroy(ctx->eps);
     }
+    core_rma_ctx_cleanup(ctx); /* before the protection domain goes */
     core_req_free_all(ctx);
     verbs_rcache_destroy(ctx->rcache);
     verbs_pool_destroy(ctx->spool);

@@ -13,8 +13,10 @@
 #include "core/config.h"
 #include "core/core_counters.h"
 #include "core/credit.h"
+#include "core/ep_addr.h"
 #include "core/match.h"
 #include "core/rndv.h"
+#include "core/rma.h"
 #include "core/wire.h"
 #include "verbs/cq.h"
 #include "verbs/device.h"
@@ -25,10 +27,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Version of the endpoint address blob (core part; the verbs part has its own). */
-#define CORE_EP_ADDR_VERSION 1
-#define CORE_EP_ADDR_HDR     12
 
 /* A receive bounce buffer: posted to an endpoint's RQ, or held in the unexpected queue. */
 typedef struct core_rdesc {
@@ -44,17 +42,20 @@ typedef struct core_sslot {
     struct ibmsg_ep_s *ep;
     verbs_buf_t *buf;
     struct ibmsg_request_s *rndv; /* an RDMA READ of this receive's rendezvous pull */
+    struct ibmsg_request_s *req;  /* a one-sided operation this entry ends (rma.c), or NULL */
 } core_sslot_t;
 
 typedef enum core_req_state {
     CORE_REQ_FREE = 0,
     CORE_REQ_POSTED, /* receive in the posted queue, or send waiting in its endpoint's queue */
     CORE_REQ_COMPLETE,
+    CORE_REQ_ACTIVE, /* one-sided: partly or fully posted (no longer cancellable) */
 } core_req_state_t;
 
 typedef enum core_req_type {
     CORE_REQ_SEND = 1,
     CORE_REQ_RECV,
+    CORE_REQ_RMA, /* put, get or flush (rma.c) */
 } core_req_type_t;
 
 struct ibmsg_request_s {
@@ -68,6 +69,7 @@ struct ibmsg_request_s {
     ibmsg_tag_status_t status;
     struct ibmsg_request_s *free_next;
     core_rndv_req_t rndv;
+    core_rma_req_t rma;
 };
 
 typedef enum core_ep_state {
@@ -113,6 +115,7 @@ struct ibmsg_ep_s {
     core_rndv_ep_t rndv;
     struct ibmsg_ep_s *dirty_next;
     struct ibmsg_ep_s *next, *prev; /* the context's endpoints */
+    core_rma_ep_t rma;
 };
 
 typedef struct core_req_chunk core_req_chunk_t;
@@ -137,6 +140,7 @@ struct ibmsg_context_s {
     uint32_t buf_size;          /* header + eager limit */
     verbs_rcache_t *rcache;     /* registrations of user buffers (rendezvous) */
     struct core_wireup *wireup; /* the world's connection manager, progressed with the CQs */
+    core_rma_ctx_t rma;
 };
 
 /* request.c */

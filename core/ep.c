@@ -16,7 +16,6 @@
  * partitioning is the later answer for thousands of peers.
  */
 
-#define CORE_EP_ADDR_SIZE     (CORE_EP_ADDR_HDR + VERBS_ADDR_PACKED_SIZE)
 #define CORE_EP_DRAIN_TIMEOUT 2 /* seconds to wait for a closing queue pair's flushes */
 
 UTIL_STATIC_ASSERT(CORE_EP_ADDR_SIZE <= IBMSG_EP_ADDRESS_MAX, "address blob fits");
@@ -127,6 +126,7 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
                          ? (int32_t)UTIL_MIN(caps.max_inline - (uint32_t)sizeof(core_wire_hdr_t),
                                              (uint32_t)ctx->cfg.inline_limit)
                          : -1;
+    core_rma_ep_init(ep);
 
     /* Every receive buffer is posted before the peer can learn our address. */
     for (uint32_t i = 0; i < rq_depth; i++) {
@@ -169,39 +169,18 @@ err_free:
     return status;
 }
 
-static void put_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-}
-
-/*
- * Blob: version, flags (0), total size (2 bytes, big-endian), receive buffers posted (credits),
- * largest payload accepted, then the verbs address (verbs/addr.h).
- */
+/* The blob's layout and validation: core/ep_addr.h. */
 int ibmsg_ep_address(ibmsg_ep_t ep, void *buf, size_t *len)
 {
-    uint8_t *p = buf;
-    verbs_addr_t addr;
+    core_ep_addr_t a;
 
     if (ep == NULL || buf == NULL || len == NULL || *len < CORE_EP_ADDR_SIZE) {
         return IBMSG_ERR_INVALID;
     }
-    p[0] = CORE_EP_ADDR_VERSION;
-    p[1] = 0;
-    p[2] = 0;
-    p[3] = CORE_EP_ADDR_SIZE;
-    put_be32(p + 4, ep->rq_depth);
-    put_be32(p + 8, ep->ctx->eager_limit);
-    verbs_qp_addr(ep->qp, &addr);
-    if (verbs_addr_pack(&addr, p + CORE_EP_ADDR_HDR, VERBS_ADDR_PACKED_SIZE) != IBMSG_OK) {
+    a.credits = ep->rq_depth;
+    a.eager_limit = ep->ctx->eager_limit;
+    verbs_qp_addr(ep->qp, &a.qp);
+    if (core_ep_addr_pack(&a, buf, *len) != IBMSG_OK) {
         return IBMSG_ERR_INVALID;
     }
     *len = CORE_EP_ADDR_SIZE;
@@ -210,10 +189,9 @@ int ibmsg_ep_address(ibmsg_ep_t ep, void *buf, size_t *len)
 
 int ibmsg_ep_connect(ibmsg_ep_t ep, const void *blob, size_t len)
 {
-    const uint8_t *p = blob;
     verbs_conn_params_t cp;
-    verbs_addr_t addr;
-    uint32_t credits, limit;
+    core_ep_addr_t a;
+    const char *why = NULL;
     int status;
 
     if (ep == NULL || blob == NULL) {
@@ -222,32 +200,18 @@ int ibmsg_ep_connect(ibmsg_ep_t ep, const void *blob, size_t len)
     if (ep->state != CORE_EP_CREATED) {
         return IBMSG_ERR_BUSY;
     }
-    if (len != CORE_EP_ADDR_SIZE || p[0] != CORE_EP_ADDR_VERSION || p[1] != 0 || p[2] != 0 ||
-        p[3] != CORE_EP_ADDR_SIZE) {
-        util_error("qp 0x%x: peer address blob of %zu bytes, version %u: expected %d bytes, "
-                   "version %d",
-                   ep->qpn, len, len > 0 ? (unsigned)p[0] : 0u, CORE_EP_ADDR_SIZE,
-                   CORE_EP_ADDR_VERSION);
-        return IBMSG_ERR_PROTOCOL;
-    }
-    credits = get_be32(p + 4);
-    limit = get_be32(p + 8);
-    if (!core_config_check("core_credits", credits) ||
-        !core_config_check("core_eager_limit", limit)) {
-        util_error("qp 0x%x: peer address blob: credits %u or eager limit %u out of range", ep->qpn,
-                   credits, limit);
-        return IBMSG_ERR_PROTOCOL;
-    }
-    status = verbs_addr_unpack(p + CORE_EP_ADDR_HDR, VERBS_ADDR_PACKED_SIZE, &addr);
+    status = core_ep_addr_parse(blob, len, &a, &why);
     if (status != IBMSG_OK) {
-        util_error("qp 0x%x: peer address blob: malformed queue-pair address", ep->qpn);
+        util_error("qp 0x%x: peer address blob of %zu bytes rejected: %s (expected %d bytes, "
+                   "version %d)",
+                   ep->qpn, len, why, CORE_EP_ADDR_SIZE, CORE_EP_ADDR_VERSION);
         return status;
     }
     cp.timeout = (uint8_t)ep->ctx->cfg.timeout;
     cp.retry_cnt = (uint8_t)ep->ctx->cfg.retry_cnt;
     cp.rnr_retry = (uint8_t)ep->ctx->cfg.rnr_retry;
     cp.min_rnr_timer = (uint8_t)ep->ctx->cfg.min_rnr_timer;
-    status = verbs_qp_to_rtr(ep->qp, &addr, &cp);
+    status = verbs_qp_to_rtr(ep->qp, &a.qp, &cp);
     if (status == IBMSG_OK) {
         status = verbs_qp_to_rts(ep->qp, &cp);
     }
@@ -255,10 +219,10 @@ int ibmsg_ep_connect(ibmsg_ep_t ep, const void *blob, size_t len)
         ep->state = CORE_EP_FAILED;
         return status;
     }
-    core_credit_init(&ep->cr, credits, ep->rq_depth);
-    ep->peer_limit = UTIL_MIN(limit, ep->ctx->eager_limit);
+    core_credit_init(&ep->cr, a.credits, ep->rq_depth);
+    ep->peer_limit = UTIL_MIN(a.eager_limit, ep->ctx->eager_limit);
     ep->state = CORE_EP_CONNECTED;
-    util_debug("qp 0x%x: connected to qp 0x%x (credits %u, limit %u)", ep->qpn, addr.qpn, credits,
+    util_debug("qp 0x%x: connected to qp 0x%x (credits %u, limit %u)", ep->qpn, a.qp.qpn, a.credits,
                ep->peer_limit);
     return IBMSG_OK;
 }
@@ -336,6 +300,10 @@ int ibmsg_ep_destroy(ibmsg_ep_t ep)
             verbs_pool_put(ctx->spool, slot->buf);
             core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
             slot->buf = NULL;
+        }
+        if (slot->req != NULL) { /* a one-sided operation the flush did not report */
+            core_rma_complete(ep, slot->req, IBMSG_ERR_CANCELED);
+            slot->req = NULL;
         }
     }
     if (ep->prev != NULL) {

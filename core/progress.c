@@ -62,6 +62,7 @@ void core_ep_fail(ibmsg_ep_t ep, int error)
         core_req_complete(req, error);
     }
     core_rndv_ep_fail(ep, error);
+    core_rma_ep_fail(ep, error);
     for (e = ctx->mq.posted.head.next; e != &ctx->mq.posted.head; e = next) {
         next = e->next;
         if (e->ep == ep) {
@@ -179,6 +180,13 @@ static void handle_send(ibmsg_context_t ctx, const verbs_wc_t *wc)
     ibmsg_ep_t ep = slot->ep;
     uint32_t idx = (uint32_t)(slot - ep->sring);
     uint64_t last = ep->sq_tail + ((idx - ep->sq_tail) & ep->sq_mask);
+    /* What a one-sided operation ending here completes with: a closing endpoint's flushes are
+     * cancellations, as for messages. */
+    int error = wc->status == VERBS_WC_SUCCESS          ? IBMSG_OK
+                : wc->status == VERBS_WC_REM_ACCESS_ERR ? IBMSG_ERR_ACCESS
+                : wc->status == VERBS_WC_FLUSH && ep->state == CORE_EP_CLOSING
+                    ? IBMSG_ERR_CANCELED
+                    : IBMSG_ERR_PEER_FAILED;
 
     /* RC completes in order: this signalled send completes every send before it. */
     for (; ep->sq_tail <= last; ep->sq_tail++) {
@@ -193,13 +201,17 @@ static void handle_send(ibmsg_context_t ctx, const verbs_wc_t *wc)
             s->rndv = NULL;
             core_rndv_read_done(ep, r, wc->status);
         }
+        if (s->req != NULL) { /* a one-sided operation ends here; those before it succeeded */
+            core_rma_complete(ep, s->req, ep->sq_tail == last ? error : IBMSG_OK);
+            s->req = NULL;
+        }
     }
     ep->signals_outstanding--;
     if (util_unlikely(wc->status != VERBS_WC_SUCCESS)) {
         wc_error(ep, wc, "send");
         return;
     }
-    if (!core_mq_list_empty(&ep->pending)) {
+    if (!core_mq_list_empty(&ep->pending) || !core_mq_list_empty(&ep->rma.pending)) {
         core_ep_mark_dirty(ep);
     }
 }
@@ -282,6 +294,9 @@ void core_ep_service(ibmsg_ep_t ep)
     core_mq_entry_t *e;
 
     core_rndv_service(ep);
+    if (!core_mq_list_empty(&ep->rma.pending)) {
+        core_rma_service(ep);
+    }
     while ((e = core_mq_list_first(&ep->pending)) != NULL && core_ep_can_send(ep)) {
         struct ibmsg_request_s *req = util_container_of(e, struct ibmsg_request_s, mq);
         int status;

@@ -114,8 +114,8 @@ int ibmsg_request_cancel(ibmsg_request_t req)
     if (req == NULL || req->state == CORE_REQ_FREE) {
         return IBMSG_ERR_INVALID;
     }
-    if (req->state != CORE_REQ_POSTED) {
-        return IBMSG_OK; /* already complete */
+    if (req->state != CORE_REQ_POSTED || req->type == CORE_REQ_RMA) {
+        return IBMSG_OK; /* already complete, or one-sided (never cancelled: see rma.h) */
     }
     if (req->rndv.active) {
         return IBMSG_OK; /* a rendezvous in flight (data moving): it completes normally */

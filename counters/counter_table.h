@@ -30,7 +30,8 @@
     X("verbs", "ibmsg", "The verbs layer: completion queues, work requests, registered buffers") \
     X("tool", "ibmsg", "The tool information interface itself: sessions and handles")            \
     X("rendezvous", "core", "The rendezvous protocol: large messages pulled with RDMA READ")     \
-    X("reg_cache", "verbs", "The registration cache of user buffers")
+    X("reg_cache", "verbs", "The registration cache of user buffers")                            \
+    X("rma", "core", "One-sided operations: put, get, flush, mapped memory and remote keys")
 
 /* clang-format off */
 #define CNT_COUNTER_TABLE(X)                                                                       \
@@ -118,7 +119,26 @@
     X(VERBS_REG_BYTES, "verbs_reg_bytes", LEVEL_WM, CONTEXT, TUNER_BASIC, "reg_cache",             \
       "Bytes of user memory registered now (cached or in use by a transfer)")                      \
     X(CORE_RNDV_READS_OUTSTANDING, "core_rndv_reads_outstanding", LEVEL_WM, CONTEXT, TUNER_DETAIL, \
-      "rendezvous", "RDMA READs posted and not complete (per endpoint at most its max_rd_atomic)")
+      "rendezvous", "RDMA READs posted and not complete (per endpoint at most its max_rd_atomic)")  \
+    /* core: one-sided operations (per endpoint; mapped memory per context) */                    \
+    X(CORE_RMA_PUT_OPS, "core_rma_put_ops", COUNTER, ENDPOINT, USER_BASIC, "rma",                  \
+      "Puts (RDMA WRITE operations) issued, of any size")                                         \
+    X(CORE_RMA_PUT_BYTES, "core_rma_put_bytes", COUNTER, ENDPOINT, USER_BASIC, "rma",              \
+      "Bytes of the puts issued")                                                                 \
+    X(CORE_RMA_GET_OPS, "core_rma_get_ops", COUNTER, ENDPOINT, USER_BASIC, "rma",                  \
+      "Gets (RDMA READ operations) issued, of any size")                                          \
+    X(CORE_RMA_GET_BYTES, "core_rma_get_bytes", COUNTER, ENDPOINT, USER_BASIC, "rma",              \
+      "Bytes of the gets issued")                                                                 \
+    X(CORE_RMA_INLINE_PUTS, "core_rma_inline_puts", COUNTER, ENDPOINT, TUNER_BASIC, "rma",         \
+      "Puts whose data went inline in the work request")                                          \
+    X(CORE_RMA_FLUSHES, "core_rma_flushes", COUNTER, ENDPOINT, USER_BASIC, "rma",                  \
+      "Endpoint flushes started")                                                                 \
+    X(CORE_RMA_REFUSED_OOB, "core_rma_refused_out_of_bounds", COUNTER, ENDPOINT, USER_BASIC,       \
+      "rma", "Puts and gets refused locally: outside the range of the remote key")                \
+    X(CORE_RMA_RKEYS_REJECTED, "core_rma_rkeys_rejected", COUNTER, ENDPOINT, USER_BASIC, "rma",    \
+      "Remote key blobs from peers rejected as malformed")                                        \
+    X(CORE_RMA_MAPPED_BYTES, "core_rma_mapped_bytes", LEVEL_WM, CONTEXT, USER_BASIC, "rma",        \
+      "Bytes of memory mapped for one-sided access now")
 /* clang-format on */
 
 #endif

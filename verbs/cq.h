@@ -26,8 +26,9 @@ typedef struct verbs_wc {
 /* Completion statuses the layers above tell apart (the values of enum ibv_wc_status). */
 enum {
     VERBS_WC_SUCCESS = 0,
-    VERBS_WC_FLUSH = 5,          /* flushed: the QP went to the error state */
-    VERBS_WC_RNR_RETRY_EXC = 13, /* the peer had no receive posted, retries exhausted */
+    VERBS_WC_FLUSH = 5,           /* flushed: the QP went to the error state */
+    VERBS_WC_REM_ACCESS_ERR = 10, /* the peer refused an RDMA access (rkey, bounds, rights) */
+    VERBS_WC_RNR_RETRY_EXC = 13,  /* the peer had no receive posted, retries exhausted */
 };
 
 /** Create a CQ of at least cqe entries. Returns IBMSG_OK or an error (logged). */

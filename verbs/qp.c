@@ -33,6 +33,13 @@ static uint32_t initial_psn(const void *salt)
     return (uint32_t)x & 0xffffff;
 }
 
+/* RDMA READs in flight per QP (both directions): the device's limit, capped so that both ends
+ * of a connection agree when their devices differ only above the cap. */
+static uint8_t verbs_qp_rd_atom(uint32_t dev_max)
+{
+    return (uint8_t)UTIL_MAX(1u, UTIL_MIN(dev_max, (uint32_t)VERBS_QP_RD_ATOM_MAX));
+}
+
 int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
                     const verbs_qp_params_t *params, verbs_qp_t **qp_p)
 {
@@ -80,15 +87,16 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     qp->caps.sq_depth = init.cap.max_send_wr;
     qp->caps.rq_depth = init.cap.max_recv_wr;
     qp->caps.max_inline = init.cap.max_inline_data;
-    qp->caps.max_rd_atomic = UTIL_MAX(1u, dev->info.max_init_rd_atom);
+    qp->caps.max_rd_atomic = verbs_qp_rd_atom(dev->info.max_init_rd_atom);
     qp->dev = dev;
     qp->psn = initial_psn(qp);
 
     attr.qp_state = IBV_QPS_INIT;
     attr.pkey_index = 0;
     attr.port_num = dev->info.port;
-    /* Remote reads: the rendezvous protocol's receivers pull from registered send buffers. */
-    attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
+    /* Remote access is granted per registration (rkey); the QP lets all kinds through. */
+    attr.qp_access_flags =
+        IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
     if (ibv_modify_qp(qp->qp, &attr,
                       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0) {
         status = verbs_errno_status(errno);
@@ -167,7 +175,7 @@ int verbs_qp_to_rtr(verbs_qp_t *qp, const verbs_addr_t *remote, const verbs_conn
     attr.path_mtu = (enum ibv_mtu)UTIL_MIN(info->active_mtu, remote->mtu);
     attr.dest_qp_num = remote->qpn;
     attr.rq_psn = remote->psn;
-    attr.max_dest_rd_atomic = (uint8_t)UTIL_MAX(1u, info->max_rd_atom);
+    attr.max_dest_rd_atomic = verbs_qp_rd_atom(info->max_rd_atom);
     attr.min_rnr_timer = cp->min_rnr_timer;
     attr.ah_attr.dlid = remote->lid;
     attr.ah_attr.sl = 0;
@@ -304,6 +312,36 @@ int verbs_qp_post_recv(verbs_qp_t *qp, const verbs_sge_t *sges, const uint64_t *
     }
     if (posted != NULL) {
         *posted = done;
+    }
+    return IBMSG_OK;
+}
+
+int verbs_qp_post_rdma(verbs_qp_t *qp, int op, const verbs_sge_t *sge, int nsge, uint64_t raddr,
+                       uint32_t rkey, unsigned flags, uint64_t wr_id)
+{
+    struct ibv_sge sg;
+    struct ibv_send_wr wr, *bad;
+    int ret;
+
+    if (nsge > 0) {
+        sg.addr = sge->addr;
+        sg.length = sge->length;
+        sg.lkey = sge->lkey;
+    }
+    wr.wr_id = wr_id;
+    wr.next = NULL;
+    wr.sg_list = nsge > 0 ? &sg : NULL;
+    wr.num_sge = nsge > 0 ? 1 : 0;
+    wr.opcode = op == VERBS_RDMA_READ ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
+    wr.send_flags = ((flags & VERBS_SEND_SIGNALED) ? IBV_SEND_SIGNALED : 0) |
+                    ((flags & VERBS_SEND_INLINE) ? IBV_SEND_INLINE : 0);
+    wr.wr.rdma.remote_addr = raddr;
+    wr.wr.rdma.rkey = rkey;
+    ret = ibv_post_send(qp->qp, &wr, &bad);
+    if (util_unlikely(ret != 0)) {
+        util_error("qp 0x%x: ibv_post_send(RDMA %s) failed: %s", qp->qp->qp_num,
+                   op == VERBS_RDMA_READ ? "READ" : "WRITE", strerror(ret));
+        return ret == ENOMEM ? IBMSG_ERR_NO_RESOURCE : verbs_errno_status(ret);
     }
     return IBMSG_OK;
 }

@@ -46,6 +46,9 @@ enum {
     VERBS_SEND_INLINE = 1u << 1,
 };
 
+/* RDMA READs a QP keeps in flight at most (device limits permitting): see verbs_qp_to_rtr. */
+#define VERBS_QP_RD_ATOM_MAX 16
+
 /* Most receives one verbs_qp_post_recv call chains into one post list. */
 #define VERBS_RECV_BATCH_MAX 64
 
@@ -104,6 +107,21 @@ int verbs_qp_post_read(verbs_qp_t *qp, uint64_t laddr, uint32_t lkey, uint32_t l
  */
 int verbs_qp_post_recv(verbs_qp_t *qp, const verbs_sge_t *sges, const uint64_t *wr_ids, int n,
                        int *posted);
+
+/* One-sided operations of verbs_qp_post_rdma. */
+enum {
+    VERBS_RDMA_WRITE = 1,
+    VERBS_RDMA_READ = 2,
+};
+
+/**
+ * Post one RDMA WRITE or READ of nsge (0..1) local elements to [raddr, raddr + total) under rkey.
+ * flags as for verbs_qp_post_send (INLINE only for WRITE). A WRITE of no elements moves no data
+ * (used as a signalled marker behind earlier unsignalled work requests). Returns IBMSG_OK, or
+ * IBMSG_ERR_NO_RESOURCE when the send queue is full, or another error (logged).
+ */
+int verbs_qp_post_rdma(verbs_qp_t *qp, int op, const verbs_sge_t *sge, int nsge, uint64_t raddr,
+                       uint32_t rkey, unsigned flags, uint64_t wr_id);
 
 #ifdef __cplusplus
 }

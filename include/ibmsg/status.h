@@ -32,6 +32,8 @@ extern "C" {
     X(ERR_EXISTS, -15, "already exists")                                                      \
     X(ERR_OUT_OF_RANGE, -16, "value out of range")                                            \
     X(ERR_WRONG_TYPE, -17, "value has another type")                                          \
+    X(ERR_OUT_OF_BOUNDS, -20, "remote access outside the memory its key covers")              \
+    X(ERR_ACCESS, -21, "remote access the key does not permit")                               \
     X(T_ERR_MEMORY, -101, "tool interface: out of memory")                                    \
     X(T_ERR_NOT_INITIALIZED, -102, "tool interface: not initialized")                         \
     X(T_ERR_CANNOT_INIT, -103, "tool interface: cannot be initialized")                       \

@@ -23,19 +23,13 @@
 #include <unistd.h>
 
 #include "perf/lib/counters.h"
+#include "perf/lib/engine.h"
 #include "perf/lib/perf.h"
 #include "perf/lib/report.h"
 
 #define PERF_TAG_DATA     0x7065726601ull
 #define PERF_TAG_ACK      0x7065726602ull
-#define PERF_OOB_TIMEOUT  60000 /* ms: the peer may be slow to start under emulation */
 #define PERF_PARAMS_MAGIC 0x69626d7366ull
-
-typedef struct perf_conn {
-    ibmsg_context_t ctx;
-    ibmsg_ep_t ep;
-    ibmsg_oob_t oob;
-} perf_conn_t;
 
 /* What the client runs, sent to the server so both sides agree (validated there). */
 typedef struct perf_params {
@@ -48,14 +42,14 @@ typedef struct perf_params {
     int32_t pad;
 } perf_params_t;
 
-static double perf_now(void)
+double perf_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int perf_fail(const char *what, int status)
+int perf_fail(const char *what, int status)
 {
     fprintf(stderr, "ibmsg perf: %s: %s\n", what, ibmsg_status_string(status));
     return status;
@@ -162,7 +156,7 @@ static void perf_conn_close(perf_conn_t *c)
 }
 
 /* Both sides reach this point before either goes on. */
-static int perf_barrier(perf_conn_t *c)
+int perf_barrier(perf_conn_t *c)
 {
     char b = 'b';
     size_t len = 1;
@@ -649,7 +643,9 @@ int perf_run(const perf_options_t *o)
         if (perf_progress_shown(o)) {
             fprintf(stderr, "\r running %zu bytes ...", sizes[i]);
         }
-        if (o->test == PERF_TEST_SEND_LAT) {
+        if (o->test == PERF_TEST_WRITE_BW) {
+            ret = perf_write_run(o, &c, pc, sizes[i], row, &res);
+        } else if (o->test == PERF_TEST_SEND_LAT) {
             ret = perf_lat_run(o, &c, pc, sizes[i], row, &res);
         } else if (o->host != NULL) {
             ret = perf_bw_client(o, &c, pc, sizes[i], row, &res);

@@ -42,26 +42,36 @@ static const struct option perf_long_options[] = {
 
 void perf_options_usage(perf_test_t test, const char *prog, FILE *out)
 {
-    bool bw = test == PERF_TEST_SEND_BW;
+    bool bw = test != PERF_TEST_SEND_LAT, write = test == PERF_TEST_WRITE_BW;
 
     fprintf(out,
             "Usage:\n"
             "  %s [options]          start a server and wait for a client\n"
             "  %s [options] <host>   connect to the server on <host>\n"
             "\n"
-            "%s through ibmsg tagged messages (eager, rendezvous above the eager limit),\n"
-            "perftest's flags:\n"
+            "%s, perftest's flags:\n"
             "  -d, --ib-dev=<dev>       RDMA device (default: the first ACTIVE port)\n"
             "  -i, --ib-port=<port>     device port (default: the first ACTIVE one)\n"
             "  -x, --gid-index=<index>  GID index (default: RoCE v2 IPv4-mapped GID)\n"
             "  -p, --port=<port>        TCP port of the out-of-band exchange (default %d)\n"
             "  -s, --size=<bytes>       message size (default %d); up to 8 MiB\n"
             "  -n, --iters=<n>          iterations (default %d)\n"
-            "  -a, --all                sizes 2 .. 2^23 (above the eager limit: rendezvous)\n"
+            "  -a, --all                sizes 2 .. 2^23%s\n"
             "  -D, --duration=<s>       run each size for s seconds instead of -n iterations\n",
-            prog, prog, bw ? "Send bandwidth" : "Send latency (half round trip)",
-            PERF_DEFAULT_TCP_PORT, bw ? 65536 : 2, PERF_DEFAULT_ITERS);
-    if (bw) {
+            prog, prog,
+            write ? "RDMA write bandwidth through ibmsg_put (one-sided: the server maps a buffer\n"
+                    "and sends its key over the TCP connection; the client puts)"
+            : bw  ? "Send bandwidth through ibmsg tagged messages (eager, rendezvous above the\n"
+                    "eager limit)"
+                  : "Send latency (half round trip) through ibmsg tagged messages (eager,\n"
+                    "rendezvous above the eager limit)",
+            PERF_DEFAULT_TCP_PORT, bw ? 65536 : 2, PERF_DEFAULT_ITERS,
+            write ? "" : " (above the eager limit: rendezvous)");
+    if (write) {
+        fprintf(out,
+                "  -t, --tx-depth=<n>       puts in flight (default 128; ibmsg core_sq_depth)\n"
+                "      --report_gbits      bandwidth in Gb/s instead of MB/s\n");
+    } else if (bw) {
         fprintf(out,
                 "  -t, --tx-depth=<n>       sends in flight (default 128; ibmsg core_sq_depth)\n"
                 "  -r, --rx-depth=<n>       receives posted by the server (default 512; ibmsg\n"
@@ -69,9 +79,9 @@ void perf_options_usage(perf_test_t test, const char *prog, FILE *out)
                 "      --report_gbits      bandwidth in Gb/s instead of MB/s\n");
     }
     fprintf(out,
-            "  -Q, --cq-mod=<n>         signal one send in n (ibmsg core_signal_interval; bw\n"
+            "  -Q, --cq-mod=<n>         signal one %s in n (ibmsg core_signal_interval; bw\n"
             "                           default 100 as perftest, at most half the send queue)\n"
-            "  -I, --inline_size=<n>    largest inline send (ibmsg core_inline_limit)\n"
+            "  -I, --inline_size=<n>    largest inline %s (ibmsg core_inline_limit)\n"
             "  -F, --CPU-freq           accepted for perftest compatibility; no effect: times\n"
             "                           come from clock_gettime(CLOCK_MONOTONIC), not rdtsc\n"
             "      --output=<what>      print only %s\n"
@@ -83,8 +93,11 @@ void perf_options_usage(perf_test_t test, const char *prog, FILE *out)
             "  -h, --help               this text\n"
             "%s"
             "Both sides must be given the same -s/-n/-a/-D (checked at connection).\n",
+            write ? "put" : "send", write ? "put" : "send",
             bw ? "bandwidth or message_rate" : "latency (t_typical)",
-            bw ? "" : "Not for latency (one message in flight): -t, -r, --report_gbits.\n");
+            write ? "Not for writes: -r (the server posts no receives).\n"
+            : bw  ? ""
+                  : "Not for latency (one message in flight): -t, -r, --report_gbits.\n");
 }
 
 static int perf_parse_long(const char *flag, const char *arg, long min, long max, long *out,
@@ -112,7 +125,7 @@ static void perf_options_defaults(perf_options_t *o, perf_test_t test, const cha
     o->ib_port = -1;
     o->gid_index = -1;
     o->tcp_port = PERF_DEFAULT_TCP_PORT;
-    o->size = test == PERF_TEST_SEND_BW ? 65536 : 2;
+    o->size = test != PERF_TEST_SEND_LAT ? 65536 : 2;
     o->iters = PERF_DEFAULT_ITERS;
     o->tx_depth = 128;
     o->rx_depth = 512;
@@ -149,7 +162,7 @@ int perf_options_parse(perf_options_t *o, perf_test_t test, int argc, char **arg
 {
     const char *prog = argc > 0 ? argv[0] : "ibmsg_perf";
     const char *p = strrchr(prog, '/');
-    bool bw = test == PERF_TEST_SEND_BW;
+    bool bw = test != PERF_TEST_SEND_LAT;
     bool output_set = false;
     long v;
     int c;
@@ -215,6 +228,13 @@ int perf_options_parse(perf_options_t *o, perf_test_t test, int argc, char **arg
             if (!bw) {
                 fprintf(err, "%s: -%c does not apply to a latency test (one message in flight)\n",
                         prog, c);
+                return PERF_PARSE_ERROR;
+            }
+            if (c == 'r' && test == PERF_TEST_WRITE_BW) {
+                fprintf(err,
+                        "%s: -r does not apply to a write test (the server posts no "
+                        "receives)\n",
+                        prog);
                 return PERF_PARSE_ERROR;
             }
             if (perf_parse_long(c == 't' ? "-t" : "-r", optarg, 1, PERF_MAX_DEPTH, &v, err) != 0) {

@@ -23,6 +23,7 @@ extern "C" {
 typedef enum perf_test {
     PERF_TEST_SEND_BW = 1,
     PERF_TEST_SEND_LAT = 2,
+    PERF_TEST_WRITE_BW = 3, /* one-sided puts (perf/lib/write.c) */
 } perf_test_t;
 
 /* --output: the whole report, or one number. */

@@ -9,7 +9,7 @@
 
 static bool perf_is_bw(const perf_result_t *r)
 {
-    return r->opts->test == PERF_TEST_SEND_BW;
+    return r->opts->test != PERF_TEST_SEND_LAT;
 }
 
 void perf_report_header(const perf_result_t *r, FILE *out)
@@ -19,10 +19,12 @@ void perf_report_header(const perf_result_t *r, FILE *out)
 
     fputs(PERF_DASHES, out);
     fprintf(out, "                    %s\n",
-            bw ? "Send BW Test (ibmsg tagged messages)"
-               : "Send Latency Test (ibmsg tagged messages)");
-    fprintf(out, " Role            : %s\t\tTransport       : ibmsg eager/rndv\n",
-            o->host != NULL ? "client" : "server");
+            o->test == PERF_TEST_WRITE_BW ? "RDMA Write BW Test (ibmsg_put)"
+            : bw                          ? "Send BW Test (ibmsg tagged messages)"
+                                          : "Send Latency Test (ibmsg tagged messages)");
+    fprintf(out, " Role            : %s\t\tTransport       : %s\n",
+            o->host != NULL ? "client" : "server",
+            o->test == PERF_TEST_WRITE_BW ? "ibmsg one-sided" : "ibmsg eager/rndv");
     fprintf(out, " Device          : %s\t\tib port         : %d\n", r->attr.device, r->attr.port);
     fprintf(out, " GID index       : %d\t\tMtu             : %u[B]\n", r->attr.gid_index,
             r->attr.path_mtu);
@@ -193,7 +195,10 @@ int perf_report_json(const perf_result_t *r, FILE *out)
     fprintf(out, "{\n  \"tool\": ");
     perf_json_string(out, o->prog);
     fprintf(out, ",\n  \"test\": \"%s\",\n  \"role\": \"%s\",\n  \"device\": ",
-            bw ? "send_bw" : "send_lat", o->host != NULL ? "client" : "server");
+            o->test == PERF_TEST_WRITE_BW ? "write_bw"
+            : bw                          ? "send_bw"
+                                          : "send_lat",
+            o->host != NULL ? "client" : "server");
     perf_json_string(out, r->attr.device);
     fprintf(out,
             ",\n  \"port\": %d,\n  \"gid_index\": %d,\n  \"eager_limit\": %zu,\n"

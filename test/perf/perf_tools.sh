@@ -9,7 +9,7 @@
 set -euo pipefail
 mode=$1 bin=$2
 here=$(cd "$(dirname "$0")" && pwd)
-bw=$bin/ibmsg_send_bw lat=$bin/ibmsg_send_lat
+bw=$bin/ibmsg_send_bw lat=$bin/ibmsg_send_lat wr=$bin/ibmsg_write_bw
 
 expect_error() { # message tool args...
     local msg=$1 out rc=0
@@ -32,6 +32,9 @@ cli)
     expect_error "invalid value 'x' for -n" "$bw" -n x
     expect_error "--output must be" "$bw" --output=fast
     expect_error "unknown category" "$bw" --counters=gpu
+    "$wr" -h | grep -q 'ibmsg_put' >/dev/null
+    expect_error "-r does not apply to a write test" "$wr" -r 16
+    expect_error "--output=latency does not apply" "$wr" --output=latency
     if ! ibv_devinfo 2>/dev/null | grep -q PORT_ACTIVE; then
         # No device: a clear error, not a crash and not a hang.
         expect_error "no usable RDMA device" timeout 30 "$bw" -n 10 127.0.0.1
@@ -66,13 +69,16 @@ run)
         port=$((port + 1))
         echo "$name: $((SECONDS - t0)) s"
     }
-    pair bw_all "$bw" -a -n 50 --counters
+    pair bw_all "$bw" -a -n 20 --counters
     pair lat "$lat" -s 8 -n 200 --counters
     pair bw_duration "$bw" -s 1024 -D 1 --counters=core,verbs
     pair lat_duration "$lat" -s 64 -D 1 --counters=core
+    pair write_all "$wr" -a -n 8 --counters=core,verbs
+    pair write "$wr" -s 4096 -n 500 --counters
+    pair write_duration "$wr" -s 65536 -D 1 --counters=core
     # One python for all checks (it parses every JSON file): python starts slowly in the guest.
     python3 "$here/check_output.py" "$work"
-    cat "$work/bw_all.client.txt" "$work/lat.client.txt"
+    cat "$work/bw_all.client.txt" "$work/lat.client.txt" "$work/write.client.txt"
     echo "perf_tools_run: ok"
     ;;
 *)

@@ -1,0 +1,316 @@
+/*
+ * One-sided operations: put (RDMA WRITE), get (RDMA READ) and flush on an endpoint's queue pair.
+ *
+ * They share the send queue with messages. Every operation is queued on its endpoint first and
+ * posted from there, split into work requests of at most max_fragment bytes while the send
+ * queue has room, so operations never overtake each other and a full queue only delays them.
+ * The send-queue entry of an operation's last work request names the request; since RC
+ * completes in order, the completion of any signalled entry completes every entry before it
+ * (progress.c, handle_send), so only the last work request of an operation with a user request
+ * must be signalled; implicit operations follow the selective-signalling interval like messages
+ * and are completed by a flush, whose zero-length signalled WRITE (the marker) goes behind them.
+ */
+#include <string.h>
+
+#include "core/core.h"
+#include "core/rkey.h"
+#include "util/log.h"
+
+/* An inline put carries no local key; the device copies the data during the post. */
+#define CORE_RMA_FRAGMENT_CAP (1u << 30)
+
+void core_rma_ep_init(ibmsg_ep_t ep)
+{
+    const verbs_dev_info_t *info = verbs_dev_info(ep->ctx->dev);
+    verbs_qp_params_t caps;
+
+    core_mq_list_init(&ep->rma.pending);
+    verbs_qp_caps(ep->qp, &caps);
+    ep->rma.inline_max = UTIL_MIN(caps.max_inline, (uint32_t)ep->ctx->cfg.inline_limit);
+    ep->rma.max_fragment =
+        info->max_msg_sz > 0 ? UTIL_MIN(info->max_msg_sz, CORE_RMA_FRAGMENT_CAP) : (1u << 20);
+    ep->rma.max_rd_atomic = UTIL_MAX(1u, caps.max_rd_atomic);
+}
+
+void core_rma_complete(ibmsg_ep_t ep, struct ibmsg_request_s *req, int error)
+{
+    if (req->rma.lmem != NULL) {
+        req->rma.lmem->inflight--;
+    }
+    ep->rma.outstanding--;
+    if (req->rma.implicit) {
+        core_req_release(req); /* an error shows in the endpoint's state and the next flush */
+        return;
+    }
+    core_req_complete(req, error);
+}
+
+void core_rma_ep_fail(ibmsg_ep_t ep, int error)
+{
+    core_mq_entry_t *e;
+
+    if (ep->rma.pending.head.next == NULL) {
+        return; /* never initialised: the endpoint failed during creation */
+    }
+    /* A partly posted operation's entries name no request: complete it here. */
+    while ((e = core_mq_list_first(&ep->rma.pending)) != NULL) {
+        struct ibmsg_request_s *req = util_container_of(e, struct ibmsg_request_s, mq);
+        core_mq_list_remove(e);
+        core_rma_complete(ep, req, error);
+    }
+}
+
+static UTIL_COLD int rma_post_failed(ibmsg_ep_t ep, core_sslot_t *slot, unsigned flags)
+{
+    slot->req = NULL;
+    if (flags & VERBS_SEND_SIGNALED) {
+        ep->signals_outstanding--;
+    }
+    core_ep_fail(ep, IBMSG_ERR_PEER_FAILED); /* completes the queued operations */
+    return IBMSG_ERR_PEER_FAILED;
+}
+
+/* Post what room allows of req; 1 when it is fully posted, 0 when the queue is full. */
+static int rma_post(ibmsg_ep_t ep, struct ibmsg_request_s *req)
+{
+    core_rma_req_t *r = &req->rma;
+
+    do {
+        core_sslot_t *slot = &ep->sring[ep->sq_head & ep->sq_mask];
+        uint64_t frag = UTIL_MIN(req->len - r->posted, (uint64_t)ep->rma.max_fragment);
+        int last = r->posted + frag == req->len;
+        unsigned flags = r->is_inline ? VERBS_SEND_INLINE : 0;
+        verbs_sge_t sge;
+        int status;
+
+        if (util_unlikely(ep->sq_head - ep->sq_tail >= ep->sq_depth)) {
+            return 0;
+        }
+        sge.addr = (uintptr_t)req->buf + r->posted;
+        sge.length = (uint32_t)frag;
+        sge.lkey = r->lkey;
+        slot->buf = NULL;
+        slot->req = last ? req : NULL;
+        if ((last && !r->implicit) || ep->sq_head + 1 - ep->sq_last_signal >= ep->signal_interval) {
+            flags |= VERBS_SEND_SIGNALED;
+            ep->sq_last_signal = ep->sq_head + 1;
+            ep->signals_outstanding++;
+        }
+        status =
+            verbs_qp_post_rdma(ep->qp, r->op == CORE_RMA_GET ? VERBS_RDMA_READ : VERBS_RDMA_WRITE,
+                               &sge, r->op == CORE_RMA_MARKER ? 0 : 1, r->raddr + r->posted,
+                               r->rkey, flags, (uintptr_t)slot);
+        core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
+        if (util_unlikely(status != IBMSG_OK)) {
+            return rma_post_failed(ep, slot, flags);
+        }
+        ep->sq_head++;
+        r->posted += frag;
+        req->state = CORE_REQ_ACTIVE;
+    } while (r->posted < req->len);
+    return 1;
+}
+
+void core_rma_service(ibmsg_ep_t ep)
+{
+    core_mq_entry_t *e;
+
+    while ((e = core_mq_list_first(&ep->rma.pending)) != NULL) {
+        struct ibmsg_request_s *req = util_container_of(e, struct ibmsg_request_s, mq);
+        int done = rma_post(ep, req);
+        if (done <= 0) {
+            return; /* queue full (retried when a send completes), or the endpoint failed */
+        }
+        core_mq_list_remove(e);
+    }
+}
+
+static int rma_ep_usable(ibmsg_ep_t ep)
+{
+    if (util_likely(ep->state == CORE_EP_CONNECTED)) {
+        return IBMSG_OK;
+    }
+    return ep->state == CORE_EP_FAILED ? IBMSG_ERR_PEER_FAILED : IBMSG_ERR_INVALID;
+}
+
+static UTIL_COLD int rma_refuse_bounds(ibmsg_ep_t ep, ibmsg_rkey_t rkey, uint64_t raddr, size_t len)
+{
+    core_cnt_inc(ep->cnt, CNT_CORE_RMA_REFUSED_OOB);
+    util_error("qp 0x%x: refused a one-sided access of %zu bytes at 0x%llx: outside the key's "
+               "range [0x%llx, +%llu)",
+               ep->qpn, len, (unsigned long long)raddr, (unsigned long long)rkey->base,
+               (unsigned long long)rkey->length);
+    return IBMSG_ERR_OUT_OF_BOUNDS;
+}
+
+static UTIL_COLD int rma_bad_local(ibmsg_ep_t ep, const void *buf, size_t len, ibmsg_mem_t lmem)
+{
+    if (lmem == NULL) {
+        util_error("qp 0x%x: a %zu-byte one-sided operation needs the mapping of its local "
+                   "buffer (puts of up to %u bytes go inline without one)",
+                   ep->qpn, len, ep->rma.inline_max);
+    } else if (lmem->state != CORE_RMA_SLOT_MEM) {
+        util_error("qp 0x%x: the local mapping handle is unmapped", ep->qpn);
+    } else {
+        util_error("qp 0x%x: local buffer %p (+%zu) is not inside its mapping [0x%llx, +%llu)",
+                   ep->qpn, buf, len, (unsigned long long)lmem->addr,
+                   (unsigned long long)lmem->len);
+    }
+    return IBMSG_ERR_INVALID;
+}
+
+static int rma_issue(ibmsg_ep_t ep, uint8_t op, void *buf, size_t len, ibmsg_mem_t lmem,
+                     uint64_t raddr, ibmsg_rkey_t rkey, ibmsg_request_t *req_p)
+{
+    struct ibmsg_request_s *req;
+    int status, is_inline;
+
+    if (util_unlikely(ep == NULL || rkey == NULL || (buf == NULL && len > 0))) {
+        return IBMSG_ERR_INVALID;
+    }
+    if (util_unlikely(rkey->state != CORE_RMA_SLOT_RKEY || rkey->ep != ep)) {
+        util_error("qp 0x%x: remote key %s", ep->qpn,
+                   rkey->state != CORE_RMA_SLOT_RKEY ? "destroyed" : "of another endpoint");
+        return IBMSG_ERR_INVALID;
+    }
+    status = rma_ep_usable(ep);
+    if (util_unlikely(status != IBMSG_OK)) {
+        return status;
+    }
+    if (util_unlikely(!(rkey->access &
+                        (op == CORE_RMA_PUT ? IBMSG_MEM_REMOTE_WRITE : IBMSG_MEM_REMOTE_READ)))) {
+        util_error("qp 0x%x: the remote key grants no remote %s", ep->qpn,
+                   op == CORE_RMA_PUT ? "write" : "read");
+        return IBMSG_ERR_ACCESS;
+    }
+    if (util_unlikely(!core_rkey_in_bounds(rkey->base, rkey->length, raddr, len))) {
+        return rma_refuse_bounds(ep, rkey, raddr, len);
+    }
+    is_inline = op == CORE_RMA_PUT && len <= ep->rma.inline_max;
+    if (len > 0 && !is_inline &&
+        util_unlikely(lmem == NULL || lmem->state != CORE_RMA_SLOT_MEM || lmem->ctx != ep->ctx ||
+                      !core_rkey_in_bounds(lmem->addr, lmem->len, (uintptr_t)buf, len))) {
+        return rma_bad_local(ep, buf, len, lmem);
+    }
+    req = core_req_alloc(ep->ctx);
+    if (util_unlikely(req == NULL)) {
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    req->type = CORE_REQ_RMA;
+    req->ep = ep;
+    req->buf = buf;
+    req->len = len;
+    req->status.source = ep;
+    req->status.length = len;
+    req->rma.op = op;
+    req->rma.raddr = raddr;
+    req->rma.rkey = rkey->rkey;
+    req->rma.implicit = req_p == NULL;
+    if (op == CORE_RMA_PUT) {
+        core_cnt_inc(ep->cnt, CNT_CORE_RMA_PUT_OPS);
+        core_cnt_add(ep->cnt, CNT_CORE_RMA_PUT_BYTES, len);
+        core_cnt_add(ep->cnt, CNT_CORE_RMA_INLINE_PUTS, (uint64_t)(is_inline && len > 0));
+    } else {
+        core_cnt_inc(ep->cnt, CNT_CORE_RMA_GET_OPS);
+        core_cnt_add(ep->cnt, CNT_CORE_RMA_GET_BYTES, len);
+    }
+    if (len == 0) {
+        /* Nothing moves: complete at once. */
+        if (req_p == NULL) {
+            core_req_release(req);
+        } else {
+            core_req_complete(req, IBMSG_OK);
+            *req_p = req;
+        }
+        return IBMSG_OK;
+    }
+    if (is_inline) {
+        req->rma.is_inline = 1;
+    } else {
+        req->rma.lkey = lmem->vm.lkey;
+        req->rma.lmem = lmem;
+        lmem->inflight++;
+    }
+    ep->rma.outstanding++;
+    ep->rma.last_raddr = raddr;
+    ep->rma.last_rkey = rkey->rkey;
+    req->state = CORE_REQ_POSTED;
+    if (req_p != NULL) {
+        *req_p = req; /* before posting: a failing post completes it, and the caller frees it */
+    }
+    core_mq_list_push(&ep->rma.pending, &req->mq);
+    if (ep->rma.pending.head.next == &req->mq) {
+        core_rma_service(ep); /* nothing queued before it: post now */
+    }
+    return IBMSG_OK;
+}
+
+int ibmsg_put(ibmsg_ep_t ep, const void *buf, size_t len, ibmsg_mem_t lmem, uint64_t remote_addr,
+              ibmsg_rkey_t rkey, ibmsg_request_t *req)
+{
+    return rma_issue(ep, CORE_RMA_PUT, (void *)(uintptr_t)buf, len, lmem, remote_addr, rkey, req);
+}
+
+int ibmsg_get(ibmsg_ep_t ep, void *buf, size_t len, ibmsg_mem_t lmem, uint64_t remote_addr,
+              ibmsg_rkey_t rkey, ibmsg_request_t *req)
+{
+    return rma_issue(ep, CORE_RMA_GET, buf, len, lmem, remote_addr, rkey, req);
+}
+
+int ibmsg_ep_flush(ibmsg_ep_t ep, ibmsg_request_t *req_p)
+{
+    struct ibmsg_request_s *req;
+    int status;
+
+    if (ep == NULL || req_p == NULL) {
+        return IBMSG_ERR_INVALID;
+    }
+    status = rma_ep_usable(ep);
+    if (status != IBMSG_OK) {
+        return status;
+    }
+    req = core_req_alloc(ep->ctx);
+    if (req == NULL) {
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    req->type = CORE_REQ_RMA;
+    req->ep = ep;
+    req->status.source = ep;
+    req->rma.op = CORE_RMA_MARKER;
+    core_cnt_inc(ep->cnt, CNT_CORE_RMA_FLUSHES);
+    *req_p = req;
+    if (ep->rma.outstanding == 0) {
+        core_req_complete(req, IBMSG_OK);
+        return IBMSG_OK;
+    }
+    /* The marker moves no data: any address and key the peer granted will do. */
+    req->rma.raddr = ep->rma.last_raddr;
+    req->rma.rkey = ep->rma.last_rkey;
+    ep->rma.outstanding++;
+    req->state = CORE_REQ_POSTED;
+    core_mq_list_push(&ep->rma.pending, &req->mq);
+    if (ep->rma.pending.head.next == &req->mq) {
+        core_rma_service(ep);
+    }
+    return IBMSG_OK;
+}
+
+int ibmsg_ep_flush_wait(ibmsg_ep_t ep)
+{
+    ibmsg_request_t req;
+    int status = ibmsg_ep_flush(ep, &req);
+
+    return status == IBMSG_OK ? ibmsg_request_wait(&req, NULL) : status;
+}
+
+int ibmsg_rma_query(ibmsg_ep_t ep, ibmsg_rma_attr_t *attr)
+{
+    if (ep == NULL || attr == NULL) {
+        return IBMSG_ERR_INVALID;
+    }
+    memset(attr, 0, sizeof(*attr));
+    attr->inline_limit = ep->rma.inline_max;
+    attr->max_fragment = ep->rma.max_fragment;
+    attr->max_rd_atomic = ep->rma.max_rd_atomic;
+    return IBMSG_OK;
+}
