@@ -13,6 +13,7 @@
 #include "core/config.h"
 #include "core/core_counters.h"
 #include "core/credit.h"
+#include "core/failure.h"
 #include "core/match.h"
 #include "core/wire.h"
 #include "verbs/cq.h"
@@ -102,6 +103,7 @@ struct ibmsg_ep_s {
     uint32_t world_rank; /* the peer's rank when the endpoint belongs to a world (world.c) */
     struct ibmsg_ep_s *dirty_next;
     struct ibmsg_ep_s *next, *prev; /* the context's endpoints */
+    core_ep_keepalive_t ka;         /* failure.c */
 };
 
 typedef struct core_req_chunk core_req_chunk_t;
@@ -124,6 +126,7 @@ struct ibmsg_context_s {
     uint32_t rcq_reserved;
     uint32_t eager_limit;
     uint32_t buf_size; /* header + eager limit */
+    core_ctx_keepalive_t ka; /* failure.c */
 };
 
 /* request.c */
@@ -154,5 +157,27 @@ void core_ep_fail(struct ibmsg_ep_s *ep, int error);
 
 /* ep.c */
 int core_ep_repost(struct ibmsg_ep_s *ep);
+
+/* failure.c */
+/** Set up a new context's keepalive clock from its settings. */
+void core_keepalive_init(struct ibmsg_context_s *ctx);
+/** The keepalive check, out of line: probe the endpoints silent for the interval. */
+void core_keepalive_run(struct ibmsg_context_s *ctx, uint64_t now_ns);
+/**
+ * Called by progress after its polls (idle: both came back empty): every CORE_KA_CALLS calls,
+ * or when idle, read the coarse clock and run the check when it is due. No syscall (the coarse
+ * clock is read from the vDSO), no branch on the setting (off: the deadline never comes).
+ */
+static UTIL_ALWAYS_INLINE void core_keepalive_poll(struct ibmsg_context_s *ctx, int idle)
+{
+    if (util_likely(--ctx->ka.countdown != 0) && !idle) {
+        return;
+    }
+    ctx->ka.countdown = CORE_KA_CALLS;
+    uint64_t now = core_coarse_now_ns();
+    if (util_unlikely(now >= ctx->ka.deadline_ns)) {
+        core_keepalive_run(ctx, now);
+    }
+}
 
 #endif

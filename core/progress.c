@@ -47,21 +47,34 @@ void core_ep_fail(ibmsg_ep_t ep, int error)
     ibmsg_context_t ctx = ep->ctx;
     core_mq_entry_t *e, *next;
 
+    uint64_t nreqs = 0;
+
     if (ep->state == CORE_EP_CONNECTED || ep->state == CORE_EP_CREATED) {
         ep->state = CORE_EP_FAILED;
+        if (error == IBMSG_ERR_PEER_FAILED) {
+            /* Flush what is still posted, so its buffers come back before the user destroys ep. */
+            core_cnt_inc(ep->cnt, CNT_CORE_EP_FAILURES);
+            verbs_qp_to_error(ep->qp);
+        }
     }
     while ((e = core_mq_list_first(&ep->pending)) != NULL) {
         struct ibmsg_request_s *req = util_container_of(e, struct ibmsg_request_s, mq);
         core_mq_list_remove(e);
         core_req_complete(req, error);
+        nreqs++;
     }
+    /* Receives bound to ep; wildcard ones stay posted for the other endpoints. */
     for (e = ctx->mq.posted.head.next; e != &ctx->mq.posted.head; e = next) {
         next = e->next;
         if (e->ep == ep) {
             struct ibmsg_request_s *req = util_container_of(e, struct ibmsg_request_s, mq);
             core_mq_remove_posted(&ctx->mq, e);
             core_req_complete(req, error);
+            nreqs++;
         }
+    }
+    if (error == IBMSG_ERR_PEER_FAILED) {
+        core_cnt_add(ep->cnt, CNT_CORE_PEER_FAILED_REQS, nreqs);
     }
 }
 
@@ -93,8 +106,9 @@ static UTIL_COLD void wc_error(ibmsg_ep_t ep, const verbs_wc_t *wc, const char *
         core_cnt_inc(ep->cnt, CNT_VERBS_RNR_EVENTS);
     }
     if (ep->state == CORE_EP_CONNECTED) {
-        util_error("qp 0x%x: %s completion with error: %s", ep->qpn, what,
-                   verbs_wc_status_string(wc->status));
+        util_error("qp 0x%x: %s completion with error: %s; the endpoint fails (peer dead or "
+                   "unreachable)",
+                   ep->qpn, what, verbs_wc_status_string(wc->status));
     }
     core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
 }
@@ -319,6 +333,7 @@ int core_progress(ibmsg_context_t ctx, int *events)
             core_ep_service(ep);
         }
     }
+    core_keepalive_poll(ctx, n + m == 0);
     if (events != NULL) {
         *events = n + m;
     }

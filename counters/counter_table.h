@@ -89,7 +89,16 @@
     X(TOOL_SESSIONS_ALIVE, "tool_sessions_alive", LEVEL_WM, THREAD, TUNER_DETAIL, "tool",          \
       "Performance variable sessions that exist now")                                              \
     X(TOOL_PVAR_READ_TIME, "tool_pvar_read_time", TIMER, THREAD, TUNER_DETAIL, "tool",             \
-      "Time spent in ibmsg_t_pvar_read, in nanoseconds (counted while a handle runs)")
+      "Time spent in ibmsg_t_pvar_read, in nanoseconds (counted while a handle runs)")         \
+    /* core: failures (core/failure.c) */                                                          \
+    X(CORE_EP_FAILURES, "core_ep_failures", COUNTER, ENDPOINT, USER_BASIC, "core",                 \
+      "Endpoints that failed: transport error (peer dead or unreachable) or failed post")          \
+    X(CORE_KEEPALIVES_SENT, "core_keepalives_sent", COUNTER, ENDPOINT, TUNER_BASIC, "core",        \
+      "Keepalive probes (zero-length RDMA writes) posted to silent endpoints")                     \
+    X(CORE_PEER_FAILED_REQS, "core_peer_failed_reqs", COUNTER, ENDPOINT, USER_BASIC, "core",       \
+      "Requests completed with IBMSG_ERR_PEER_FAILED when their endpoint failed")                  \
+    X(CORE_ENDPOINTS, "core_endpoints", LEVEL_WM, CONTEXT, TUNER_BASIC, "core",                    \
+      "Endpoints that exist now (created and not yet destroyed)")
 /* clang-format on */
 
 #endif

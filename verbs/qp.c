@@ -71,9 +71,14 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
         qp->qp = ibv_create_qp(dev->pd, &init);
     }
     if (qp->qp == NULL) {
-        status = verbs_errno_status(errno);
-        util_error("%s: ibv_create_qp(sq %u, rq %u, inline %u) failed: %s", dev->info.name,
-                   params->sq_depth, params->rq_depth, params->max_inline, strerror(errno));
+        int err = errno;
+        /* The sizes were checked against the device above, so what remains is exhaustion: of
+         * memory (ENOMEM) or of queue pairs (the device's max_qp or the cgroup's rdma.max give
+         * EINVAL, EAGAIN or ENOSPC depending on the driver). */
+        status = err == ENOMEM ? IBMSG_ERR_NO_MEMORY : IBMSG_ERR_NO_RESOURCE;
+        util_error("%s: ibv_create_qp(sq %u, rq %u, inline %u) failed (out of %s?): %s",
+                   dev->info.name, params->sq_depth, params->rq_depth, params->max_inline,
+                   err == ENOMEM ? "memory" : "queue pairs", strerror(err));
         goto err_free;
     }
     /* The device may grant more than asked (rxe: inline = max(16 * max_send_sge, asked)). */
@@ -86,7 +91,9 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     attr.qp_state = IBV_QPS_INIT;
     attr.pkey_index = 0;
     attr.port_num = dev->info.port;
-    attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
+    /* Remote write lets the peer's zero-length keepalive probes in (core/failure.h); memory is
+     * only reachable through a memory region that grants it, and the pools grant none. */
+    attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
     if (ibv_modify_qp(qp->qp, &attr,
                       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0) {
         status = verbs_errno_status(errno);
@@ -278,6 +285,24 @@ int verbs_qp_post_recv(verbs_qp_t *qp, const verbs_sge_t *sges, const uint64_t *
     }
     if (posted != NULL) {
         *posted = done;
+    }
+    return IBMSG_OK;
+}
+
+int verbs_qp_post_probe(verbs_qp_t *qp, uint64_t wr_id)
+{
+    struct ibv_send_wr wr, *bad;
+    int ret;
+
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = wr_id;
+    wr.opcode = IBV_WR_RDMA_WRITE; /* no SGE, address or key: C9-88 needs none for 0 bytes */
+    wr.send_flags = IBV_SEND_SIGNALED;
+    ret = ibv_post_send(qp->qp, &wr, &bad);
+    if (ret != 0) {
+        util_error("qp 0x%x: ibv_post_send of a keepalive probe failed: %s", qp->qp->qp_num,
+                   strerror(ret));
+        return ret == ENOMEM ? IBMSG_ERR_NO_RESOURCE : verbs_errno_status(ret);
     }
     return IBMSG_OK;
 }

@@ -96,6 +96,13 @@ int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigne
 int verbs_qp_post_recv(verbs_qp_t *qp, const verbs_sge_t *sges, const uint64_t *wr_ids, int n,
                        int *posted);
 
+/**
+ * Post a signalled zero-length RDMA write: a probe that the peer's transport acknowledges
+ * without using a receive buffer, memory or key, so a dead peer shows as a retry-exceeded
+ * completion (core/failure.h). Returns IBMSG_OK or an error (logged).
+ */
+int verbs_qp_post_probe(verbs_qp_t *qp, uint64_t wr_id);
+
 #ifdef __cplusplus
 }
 #endif
