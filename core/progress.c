@@ -96,16 +96,20 @@ static UTIL_COLD void wire_reject(ibmsg_ep_t ep, const core_wire_hdr_t *hdr, uin
 
 static UTIL_COLD void wc_error(ibmsg_ep_t ep, const verbs_wc_t *wc, const char *what)
 {
-
-    if (wc->status == VERBS_WC_FLUSH &&
-        (ep->state == CORE_EP_CLOSING || ep->state == CORE_EP_FAILED)) {
-        return; /* the expected echo of a closing or failed queue pair */
+    /* A flush is the echo of a queue pair in the error state, never the cause: the cause (say
+     * a retry-exceeded send) has its own completion, counted and logged. It fails the endpoint
+     * all the same, as it may be seen first (the receive CQ is polled first). */
+    if (wc->status == VERBS_WC_FLUSH) {
+        if (ep->state == CORE_EP_CONNECTED) {
+            core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
+        }
+        return;
     }
     core_cnt_inc(ep->cnt, CNT_VERBS_WC_ERRORS);
     if (wc->status == VERBS_WC_RNR_RETRY_EXC) {
         core_cnt_inc(ep->cnt, CNT_VERBS_RNR_EVENTS);
     }
-    if (ep->state == CORE_EP_CONNECTED) {
+    if (ep->state != CORE_EP_CLOSING) {
         util_error("qp 0x%x: %s completion with error: %s; the endpoint fails (peer dead or "
                    "unreachable)",
                    ep->qpn, what, verbs_wc_status_string(wc->status));

@@ -76,7 +76,7 @@
     X(VERBS_RECV_WRS_POSTED, "verbs_recv_wrs_posted", COUNTER, ENDPOINT, TUNER_DETAIL, "verbs",    \
       "Receive work requests posted")                                                              \
     X(VERBS_WC_ERRORS, "verbs_wc_errors", COUNTER, ENDPOINT, USER_BASIC, "verbs",                  \
-      "Work completions with an error status (the flushes of a closing queue pair excluded)")      \
+      "Work completions with an error status (flushes, the echo of an error, not counted)")        \
     X(VERBS_RNR_EVENTS, "verbs_rnr_events", COUNTER, ENDPOINT, TUNER_BASIC, "verbs",               \
       "Receiver-not-ready events: sends the peer refused for lack of a posted receive")            \
     X(VERBS_BUF_POOL_IN_USE, "verbs_buf_pool_in_use", LEVEL_WM, CONTEXT, TUNER_BASIC, "verbs",     \
