@@ -126,7 +126,8 @@ struct ibmsg_context_s {
     uint32_t rcq_reserved;
     uint32_t eager_limit;
     uint32_t buf_size; /* header + eager limit */
-    core_ctx_keepalive_t ka; /* failure.c */
+    /* failure.c */
+    core_ctx_keepalive_t ka;
 };
 
 /* request.c */

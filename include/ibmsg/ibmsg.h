@@ -158,7 +158,8 @@ IBMSG_API int ibmsg_ep_destroy(ibmsg_ep_t ep);
  *  - other endpoints and the context are not affected; ibmsg_ep_destroy frees it as usual.
  * Detection time: a side that has sends in flight notices within about
  * (verbs_retry_cnt + 1) * 4.096 us * 2^verbs_timeout (the queue pair's retransmission timeout;
- * defaults 7 and 14: about 0.5 s; a timer tick more on Soft-RoCE). An endpoint that has received
+ * defaults 6 and 14: 0.47 s; Soft-RoCE takes that plus a few ms, and never gives up with
+ * verbs_retry_cnt 7, which it treats as "retry forever"). An endpoint that has received
  * nothing for core_keepalive_ms (default 1000, 0: off) is probed by the progress engine (a
  * zero-length RDMA write, invisible to the peer's application), so a side that only receives
  * or waits for credits notices within core_keepalive_ms * 5/4 plus that timeout, as long as

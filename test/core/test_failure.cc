@@ -278,8 +278,7 @@ TEST(FailureProcesses, PeerKilledMidStream)
     // endpoint (stays posted; C satisfies it at the end).
     uint64_t from_b = 0, any = 0;
     ibmsg_request_t rb, rany;
-    ASSERT_EQ(ibmsg_tag_irecv(ctx, ab, &from_b, 8, kTagCount, IBMSG_TAG_MASK_EXACT, &rb),
-              IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, ab, &from_b, 8, kTagCount, IBMSG_TAG_MASK_EXACT, &rb), IBMSG_OK);
     ASSERT_EQ(ibmsg_tag_irecv(ctx, nullptr, &any, 8, kTagAny, IBMSG_TAG_MASK_EXACT, &rany),
               IBMSG_OK);
 
@@ -342,8 +341,7 @@ TEST(FailureProcesses, PeerKilledMidStream)
 
     // New operations on the failed endpoint fail at once.
     ibmsg_request_t r = IBMSG_REQUEST_NULL;
-    EXPECT_EQ(ibmsg_tag_isend(ab, out_b[0].data(), kMsgLen, kTagStream, &r),
-              IBMSG_ERR_PEER_FAILED);
+    EXPECT_EQ(ibmsg_tag_isend(ab, out_b[0].data(), kMsgLen, kTagStream, &r), IBMSG_ERR_PEER_FAILED);
     EXPECT_EQ(ibmsg_tag_irecv(ctx, ab, &from_b, 8, 1234, IBMSG_TAG_MASK_EXACT, &r),
               IBMSG_ERR_PEER_FAILED);
     EXPECT_EQ(r, IBMSG_REQUEST_NULL);
@@ -578,8 +576,8 @@ long read_objects(const std::string &path, const std::string &dev)
         if (open_context(&ctx, devname, kKeepaliveMs, 64) == IBMSG_OK) {
             long used = read_objects(grp + "/rdma.current", dev);
             code = 21;
-            if (used > 0 && write_file(grp + "/rdma.max", dev + " hca_object=" +
-                                                              std::to_string(used + room))) {
+            if (used > 0 &&
+                write_file(grp + "/rdma.max", dev + " hca_object=" + std::to_string(used + room))) {
                 std::vector<ibmsg_ep_t> eps;
                 ibmsg_ep_t ep;
                 int ret;
@@ -587,11 +585,11 @@ long read_objects(const std::string &path, const std::string &dev)
                     eps.push_back(ep);
                 }
                 long after = read_objects(grp + "/rdma.current", dev);
-                code = ret != want                                                  ? 22
-                       : eps.size() != want_eps                                     ? 23
-                       : cnt(ctx->cnt, CNT_CORE_ENDPOINTS) != eps.size()            ? 24
+                code = ret != want                                                   ? 22
+                       : eps.size() != want_eps                                      ? 23
+                       : cnt(ctx->cnt, CNT_CORE_ENDPOINTS) != eps.size()             ? 24
                        : cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE) != 64 * eps.size() ? 25
-                                                                                    : 0;
+                                                                                     : 0;
                 fprintf(stderr, "limit %ld objects: %zu endpoints, then %s (%ld objects)\n",
                         used + room, eps.size(), ibmsg_status_string(ret), after);
                 for (ibmsg_ep_t e : eps) {
@@ -657,3 +655,107 @@ TEST(FailureResources, QueuePairsAndRegistrationsRunOut)
     expect_limited(2, IBMSG_ERR_NO_RESOURCE, 1, &skipped);
     expect_limited(4, IBMSG_ERR_NO_RESOURCE, 2, &skipped);
 }
+
+namespace
+{
+
+struct Transport {
+    int timeout, retry;
+};
+
+// The transport alone (keepalive off): a send to a killed peer fails after the retransmission
+// timeouts. Prints the measured time next to the IB formula (retry + 1) * 4.096 us * 2^timeout.
+// Not 7 retries: Soft-RoCE then retries forever (measured: no failure after 12 s; rxe_comp.c).
+class FailureTransport : public ::testing::TestWithParam<Transport>
+{
+};
+
+} // namespace
+
+TEST_P(FailureTransport, SendToKilledPeerFailsWithinRetryTimeouts)
+{
+    if (!have_device()) {
+        GTEST_SKIP() << kSkip;
+    }
+    const Transport tp = GetParam();
+    const char *dev_a = getenv("IBMSG_VM_DEV_A"), *dev_b = getenv("IBMSG_VM_DEV_B");
+    auto open = [&](ibmsg_context_t *ctx, const char *dev) {
+        ibmsg_info_t info;
+        ibmsg_info_create(&info);
+        if (dev == nullptr) {
+            dev = getenv("IBMSG_TEST_DEVICE");
+        }
+        if (dev != nullptr) {
+            ibmsg_info_set_string(info, "device", dev);
+        }
+        ibmsg_info_set_int(info, "verbs_timeout", tp.timeout);
+        ibmsg_info_set_int(info, "verbs_retry_cnt", tp.retry);
+        ibmsg_info_set_int(info, "core_keepalive_ms", 0);
+        int ret = ibmsg_context_create(info, ctx);
+        ibmsg_info_free(&info);
+        return ret;
+    };
+    ibmsg_oob_t listener;
+    uint16_t port = 0;
+    ASSERT_EQ(ibmsg_oob_listen("127.0.0.1", 0, &listener), IBMSG_OK);
+    ASSERT_EQ(ibmsg_oob_port(listener, &port), IBMSG_OK);
+    fflush(nullptr);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        ibmsg_oob_close(listener);
+        ibmsg_context_t pctx;
+        ibmsg_ep_t ep;
+        ibmsg_oob_t conn;
+        if (open(&pctx, dev_b) != IBMSG_OK || ibmsg_ep_create(pctx, &ep) != IBMSG_OK ||
+            ibmsg_oob_connect("127.0.0.1", port, 20000, &conn) != IBMSG_OK ||
+            ibmsg_oob_ep_connect(conn, ep, 20000) != IBMSG_OK) {
+            _exit(10);
+        }
+        for (;;) {
+            pause();
+        }
+    }
+    ibmsg_context_t ctx;
+    ibmsg_ep_t ep;
+    ibmsg_oob_t conn;
+    ASSERT_EQ(open(&ctx, dev_a), IBMSG_OK);
+    ASSERT_EQ(ibmsg_ep_create(ctx, &ep), IBMSG_OK);
+    ASSERT_EQ(ibmsg_oob_accept(listener, 20000, &conn), IBMSG_OK);
+    ASSERT_EQ(ibmsg_oob_ep_connect(conn, ep, 20000), IBMSG_OK);
+    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    const double formula_ms = (tp.retry + 1) * 4.096e-3 * double(1u << tp.timeout);
+    uint64_t v = 1;
+    ibmsg_request_t r;
+    auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(ibmsg_tag_isend(ep, &v, sizeof(v), 1, &r), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&r, nullptr), IBMSG_OK) << "eager: complete once posted";
+    while (ibmsg_ep_status(ep) == IBMSG_OK && since_ms(t0) < 4 * formula_ms + 10000) {
+        ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
+    }
+    const double ms = since_ms(t0);
+    printf("verbs_timeout %2d verbs_retry_cnt %d: send to a killed peer failed after %8.1f ms "
+           "(formula %7.1f ms)\n",
+           tp.timeout, tp.retry, ms, formula_ms);
+    EXPECT_EQ(ibmsg_ep_status(ep), IBMSG_ERR_PEER_FAILED);
+    EXPECT_GE(ms, formula_ms * 0.9) << "gave up before the retries were spent";
+    EXPECT_LT(ms, 2 * formula_ms + kSlackMs);
+    EXPECT_EQ(cnt(ep->cnt, CNT_VERBS_WC_ERRORS), 1u);
+    EXPECT_EQ(cnt(ep->cnt, CNT_CORE_EP_FAILURES), 1u);
+    EXPECT_EQ(cnt(ep->cnt, CNT_CORE_KEEPALIVES_SENT), 0u);
+    EXPECT_EQ(ibmsg_ep_destroy(ep), IBMSG_OK);
+    EXPECT_EQ(cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE), 0u);
+    ibmsg_oob_close(conn);
+    ibmsg_oob_close(listener);
+    EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
+}
+
+INSTANTIATE_TEST_SUITE_P(Settings, FailureTransport,
+                         ::testing::Values(Transport{10, 1}, Transport{12, 1}, Transport{14, 0},
+                                           Transport{14, 3}, Transport{14, 6}),
+                         [](const ::testing::TestParamInfo<Transport> &info) {
+                             return "timeout" + std::to_string(info.param.timeout) + "_retry" +
+                                    std::to_string(info.param.retry);
+                         });
