@@ -29,7 +29,8 @@ extern "C" {
     X(poll_batch, "core_poll_batch", 16, 1, 64, "completions taken per CQ poll")                 \
     X(cq_size, "core_cq_size", 4096, 64, 32767, "entries of each completion queue")              \
     X(timeout, "verbs_timeout", 14, 1, 31, "RC local ACK timeout, 4.096 us * 2^value")           \
-    X(retry_cnt, "verbs_retry_cnt", 7, 0, 7, "RC transport retries")                             \
+    X(retry_cnt, "verbs_retry_cnt", 6, 0, 7,                                                     \
+      "RC transport retries (Soft-RoCE takes 7 as forever: a dead peer goes unnoticed)")         \
     X(rnr_retry, "verbs_rnr_retry", 7, 0, 7, "RC RNR retries (7: forever; credits avoid RNR)")   \
     X(min_rnr_timer, "verbs_min_rnr_timer", 12, 0, 31, "RC minimal RNR NAK timer (IB encoding)") \
     X(reg_cache, "verbs_reg_cache", 1, 0, 1,                                                     \
@@ -39,7 +40,9 @@ extern "C" {
     X(reg_cache_max_bytes, "verbs_reg_cache_max_bytes", 1073741824, 4096, 1099511627776,         \
       "bytes of user memory the cache keeps registered at most")                                 \
     X(rndv_chunk, "core_rndv_chunk", 0, 0, 1073741824,                                           \
-      "largest RDMA READ of the rendezvous protocol; 0: the port's max message size")
+      "largest RDMA READ of the rendezvous protocol; 0: the port's max message size")            \
+    X(keepalive_ms, "core_keepalive_ms", 1000, 0, 3600000,                                       \
+      "probe an endpoint that received nothing for this long (ms; 0: never; see failure.h)")
 
 /* The world's settings (core/world.c, core/wireup.c), a list of their own so the one above keeps
    its lines. */

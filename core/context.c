@@ -73,6 +73,7 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
         goto err_destroy_spool;
     }
     core_mq_init(&ctx->mq, ctx->cnt);
+    core_keepalive_init(ctx);
     *ctx_p = ctx;
     return IBMSG_OK;
 

@@ -14,6 +14,7 @@
 #include "core/core_counters.h"
 #include "core/credit.h"
 #include "core/ep_addr.h"
+#include "core/failure.h"
 #include "core/match.h"
 #include "core/rndv.h"
 #include "core/rma.h"
@@ -43,6 +44,7 @@ typedef struct core_sslot {
     verbs_buf_t *buf;
     struct ibmsg_request_s *rndv; /* an RDMA READ of this receive's rendezvous pull */
     struct ibmsg_request_s *req;  /* a one-sided operation this entry ends (rma.c), or NULL */
+    uint8_t signaled;             /* posted with a completion requested (signals_outstanding) */
 } core_sslot_t;
 
 typedef enum core_req_state {
@@ -116,6 +118,7 @@ struct ibmsg_ep_s {
     struct ibmsg_ep_s *dirty_next;
     struct ibmsg_ep_s *next, *prev; /* the context's endpoints */
     core_rma_ep_t rma;
+    core_ep_keepalive_t ka; /* failure.c */
 };
 
 typedef struct core_req_chunk core_req_chunk_t;
@@ -141,6 +144,7 @@ struct ibmsg_context_s {
     verbs_rcache_t *rcache;     /* registrations of user buffers (rendezvous) */
     struct core_wireup *wireup; /* the world's connection manager, progressed with the CQs */
     core_rma_ctx_t rma;
+    core_ctx_keepalive_t ka; /* failure.c */
 };
 
 /* request.c */
@@ -149,6 +153,13 @@ void core_req_release(struct ibmsg_request_s *req);
 void core_req_free_all(struct ibmsg_context_s *ctx);
 static inline void core_req_complete(struct ibmsg_request_s *req, int error)
 {
+    if (util_unlikely(error == IBMSG_ERR_PEER_FAILED)) {
+        /* Counted here, once, whichever path (queued, in flight, bound receive) ends it. */
+        struct ibmsg_ep_s *ep = req->ep != NULL ? req->ep : req->status.source;
+        if (ep != NULL) {
+            core_cnt_inc(ep->cnt, CNT_CORE_PEER_FAILED_REQS);
+        }
+    }
     req->status.error = error;
     req->state = CORE_REQ_COMPLETE;
 }
@@ -171,6 +182,28 @@ void core_ep_fail(struct ibmsg_ep_s *ep, int error);
 
 /* ep.c */
 int core_ep_repost(struct ibmsg_ep_s *ep);
+
+/* failure.c */
+/** Set up a new context's keepalive clock from its settings. */
+void core_keepalive_init(struct ibmsg_context_s *ctx);
+/** The keepalive check, out of line: probe the endpoints silent for the interval. */
+void core_keepalive_run(struct ibmsg_context_s *ctx, uint64_t now_ns);
+/**
+ * Called by progress after its polls (idle: both came back empty): every CORE_KA_CALLS calls,
+ * or when idle, read the coarse clock and run the check when it is due. No syscall (the coarse
+ * clock is read from the vDSO), no branch on the setting (off: the deadline never comes).
+ */
+static UTIL_ALWAYS_INLINE void core_keepalive_poll(struct ibmsg_context_s *ctx, int idle)
+{
+    if (util_likely(--ctx->ka.countdown != 0) && !idle) {
+        return;
+    }
+    ctx->ka.countdown = CORE_KA_CALLS;
+    uint64_t now = core_coarse_now_ns();
+    if (util_unlikely(now >= ctx->ka.deadline_ns)) {
+        core_keepalive_run(ctx, now);
+    }
+}
 
 #ifdef __cplusplus
 }

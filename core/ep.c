@@ -69,6 +69,7 @@ int core_ep_repost(ibmsg_ep_t ep)
 int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
 {
     verbs_qp_params_t qpp, caps;
+    core_rdesc_t **all = NULL;
     ibmsg_ep_t ep;
     uint32_t rq_depth, sq_depth;
     int status;
@@ -87,6 +88,7 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
     }
     ep = calloc(1, sizeof(*ep));
     if (ep == NULL) {
+        util_error("context: out of memory for an endpoint");
         return IBMSG_ERR_NO_MEMORY;
     }
     ep->ctx = ctx;
@@ -103,6 +105,8 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
     ep->sring = calloc(sq_depth, sizeof(*ep->sring));
     ep->repost = calloc(rq_depth, sizeof(*ep->repost));
     if (ep->sring == NULL || ep->repost == NULL) {
+        util_error("context: out of memory for an endpoint's queues (%u send, %u receive)",
+                   sq_depth, rq_depth);
         status = IBMSG_ERR_NO_MEMORY;
         goto err_free;
     }
@@ -128,21 +132,30 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
                          : -1;
     core_rma_ep_init(ep);
 
-    /* Every receive buffer is posted before the peer can learn our address. */
+    /* Every receive buffer is posted before the peer can learn our address. all keeps them:
+     * posting consumes ep->repost, and a failed post must give every one back. */
+    all = calloc(rq_depth, sizeof(*all));
+    if (all == NULL) {
+        util_error("qp 0x%x: out of memory", ep->qpn);
+        status = IBMSG_ERR_NO_MEMORY;
+        goto err_destroy_qp;
+    }
     for (uint32_t i = 0; i < rq_depth; i++) {
         core_rdesc_t *d = (core_rdesc_t *)verbs_pool_get(ctx->rpool);
         if (d == NULL) {
-            status = IBMSG_ERR_NO_MEMORY;
+            status = ctx->rpool->grow_status; /* logged by the pool: memory or registrations */
             goto err_put_bufs;
         }
         d->ep = ep;
+        all[i] = d;
         ep->repost[ep->nrepost++] = d;
     }
-    core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, rq_depth);
     status = core_ep_repost(ep);
     if (status != IBMSG_OK) {
-        goto err_destroy_qp; /* the posted ones are freed with the pool at context end */
+        goto err_put_bufs; /* the QP is destroyed before its buffers go back */
     }
+    core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, rq_depth);
+    free(all);
     ep->cr.to_return = 0; /* the initial buffers are the peer's initial credits, not a return */
     ctx->rcq_reserved += rq_depth;
     ctx->scq_reserved += sq_depth;
@@ -151,13 +164,18 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
         ctx->eps->prev = ep;
     }
     ctx->eps = ep;
+    core_level_add(ctx->cnt, CNT_CORE_ENDPOINTS, 1);
     *ep_p = ep;
     return IBMSG_OK;
 
 err_put_bufs:
-    while (ep->nrepost > 0) {
-        verbs_pool_put(ctx->rpool, &ep->repost[--ep->nrepost]->buf);
+    /* Destroying an INIT queue pair drops its receives without completions. */
+    verbs_qp_destroy(ep->qp);
+    for (uint32_t i = 0; i < rq_depth && all[i] != NULL; i++) {
+        verbs_pool_put(ctx->rpool, &all[i]->buf);
     }
+    free(all);
+    goto err_free;
 err_destroy_qp:
     core_rndv_ep_cleanup(ep);
     verbs_qp_destroy(ep->qp);
@@ -316,6 +334,7 @@ int ibmsg_ep_destroy(ibmsg_ep_t ep)
     }
     ctx->rcq_reserved -= ep->rq_depth;
     ctx->scq_reserved -= ep->sq_depth;
+    core_level_add(ctx->cnt, CNT_CORE_ENDPOINTS, -1);
     if (!ep_drained(ep)) {
         /* Completions may still name it: keep the memory until the CQs are gone. */
         util_warn("qp 0x%x: %u receives and %u signalled sends did not flush", ep->qpn,

@@ -51,6 +51,11 @@ void core_ep_fail(ibmsg_ep_t ep, int error)
     if (ep->state == CORE_EP_CONNECTED || ep->state == CORE_EP_CREATED ||
         ep->state == CORE_EP_CONNECTING) {
         ep->state = CORE_EP_FAILED;
+        if (error == IBMSG_ERR_PEER_FAILED) {
+            /* Flush what is still posted, so its buffers come back before the user destroys ep. */
+            core_cnt_inc(ep->cnt, CNT_CORE_EP_FAILURES);
+            verbs_qp_to_error(ep->qp);
+        }
     }
     while ((e = core_mq_list_first(&ep->pending)) != NULL) {
         struct ibmsg_request_s *req = util_container_of(e, struct ibmsg_request_s, mq);
@@ -63,6 +68,7 @@ void core_ep_fail(ibmsg_ep_t ep, int error)
     }
     core_rndv_ep_fail(ep, error);
     core_rma_ep_fail(ep, error);
+    /* Receives bound to ep; wildcard ones stay posted for the other endpoints. */
     for (e = ctx->mq.posted.head.next; e != &ctx->mq.posted.head; e = next) {
         next = e->next;
         if (e->ep == ep) {
@@ -91,18 +97,23 @@ static UTIL_COLD void wire_reject(ibmsg_ep_t ep, const core_wire_hdr_t *hdr, uin
 
 static UTIL_COLD void wc_error(ibmsg_ep_t ep, const verbs_wc_t *wc, const char *what)
 {
-
-    if (wc->status == VERBS_WC_FLUSH &&
-        (ep->state == CORE_EP_CLOSING || ep->state == CORE_EP_FAILED)) {
-        return; /* the expected echo of a closing or failed queue pair */
+    /* A flush is the echo of a queue pair in the error state, never the cause: the cause (say
+     * a retry-exceeded send) has its own completion, counted and logged. It fails the endpoint
+     * all the same, as it may be seen first (the receive CQ is polled first). */
+    if (wc->status == VERBS_WC_FLUSH) {
+        if (ep->state == CORE_EP_CONNECTED) {
+            core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
+        }
+        return;
     }
     core_cnt_inc(ep->cnt, CNT_VERBS_WC_ERRORS);
     if (wc->status == VERBS_WC_RNR_RETRY_EXC) {
         core_cnt_inc(ep->cnt, CNT_VERBS_RNR_EVENTS);
     }
-    if (ep->state == CORE_EP_CONNECTED) {
-        util_error("qp 0x%x: %s completion with error: %s", ep->qpn, what,
-                   verbs_wc_status_string(wc->status));
+    if (ep->state != CORE_EP_CLOSING) {
+        util_error("qp 0x%x: %s completion with error: %s; the endpoint fails (peer dead or "
+                   "unreachable)",
+                   ep->qpn, what, verbs_wc_status_string(wc->status));
     }
     core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
 }
@@ -206,7 +217,10 @@ static void handle_send(ibmsg_context_t ctx, const verbs_wc_t *wc)
             s->req = NULL;
         }
     }
-    ep->signals_outstanding--;
+    /* A flushed queue pair completes its unsignalled work requests too: only a signalled one
+       was counted out. */
+    ep->signals_outstanding -= slot->signaled;
+    slot->signaled = 0;
     if (util_unlikely(wc->status != VERBS_WC_SUCCESS)) {
         wc_error(ep, wc, "send");
         return;
@@ -259,10 +273,12 @@ int core_ep_post_msg(ibmsg_ep_t ep, uint8_t type, uint64_t tag, const void *buf,
         nsge = 1;
     }
     slot->buf = b;
+    slot->signaled = 0;
     if (ep->sq_head + 1 - ep->sq_last_signal >= ep->signal_interval) {
         flags |= VERBS_SEND_SIGNALED;
         ep->sq_last_signal = ep->sq_head + 1;
         ep->signals_outstanding++;
+        slot->signaled = 1;
     }
     status = verbs_qp_post_send(ep->qp, sge, nsge, flags, (uintptr_t)slot);
     core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
@@ -372,6 +388,7 @@ int core_progress(ibmsg_context_t ctx, int *events)
             core_ep_service(ep);
         }
     }
+    core_keepalive_poll(ctx, n + m == 0);
     if (events != NULL) {
         *events = n + m;
     }

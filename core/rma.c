@@ -90,11 +90,14 @@ static int rma_post(ibmsg_ep_t ep, struct ibmsg_request_s *req)
         sge.length = (uint32_t)frag;
         sge.lkey = r->lkey;
         slot->buf = NULL;
+        slot->rndv = NULL;
         slot->req = last ? req : NULL;
+        slot->signaled = 0;
         if ((last && !r->implicit) || ep->sq_head + 1 - ep->sq_last_signal >= ep->signal_interval) {
             flags |= VERBS_SEND_SIGNALED;
             ep->sq_last_signal = ep->sq_head + 1;
             ep->signals_outstanding++;
+            slot->signaled = 1;
         }
         status =
             verbs_qp_post_rdma(ep->qp, r->op == CORE_RMA_GET ? VERBS_RDMA_READ : VERBS_RDMA_WRITE,

@@ -254,12 +254,15 @@ static void pull_service(ibmsg_ep_t ep)
             if (rv->reads_out >= rv->reads_max || ep->sq_head - ep->sq_tail >= ep->sq_depth) {
                 return; /* resumed when a READ or send completes */
             }
+            verbs_sge_t sge = {(uintptr_t)req->buf + r->posted, n, r->reg->lkey};
+
             slot->buf = NULL;
+            slot->req = NULL;
             slot->rndv = req;
+            slot->signaled = 1;
             /* Every READ is signalled: its completion frees a read slot and may end the pull. */
-            status = verbs_qp_post_read(ep->qp, (uintptr_t)req->buf + r->posted, r->reg->lkey, n,
-                                        r->raddr + r->posted, r->rkey, VERBS_SEND_SIGNALED,
-                                        (uintptr_t)slot);
+            status = verbs_qp_post_rdma(ep->qp, VERBS_RDMA_READ, &sge, 1, r->raddr + r->posted,
+                                        r->rkey, VERBS_SEND_SIGNALED, (uintptr_t)slot);
             if (status != IBMSG_OK) {
                 slot->rndv = NULL;
                 core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);

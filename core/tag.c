@@ -108,6 +108,10 @@ int ibmsg_tag_irecv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, size_t len, u
         *req_p = req;
         return IBMSG_OK;
     }
+    if (util_unlikely(ep != NULL && ep->state == CORE_EP_FAILED)) {
+        core_req_release(req); /* what arrived before the failure matched above; nothing will */
+        return IBMSG_ERR_PEER_FAILED;
+    }
     req->mq.ep = ep;
     req->mq.tag = tag;
     req->mq.mask = mask;

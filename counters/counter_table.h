@@ -79,7 +79,7 @@
     X(VERBS_RECV_WRS_POSTED, "verbs_recv_wrs_posted", COUNTER, ENDPOINT, TUNER_DETAIL, "verbs",    \
       "Receive work requests posted")                                                              \
     X(VERBS_WC_ERRORS, "verbs_wc_errors", COUNTER, ENDPOINT, USER_BASIC, "verbs",                  \
-      "Work completions with an error status (the flushes of a closing queue pair excluded)")      \
+      "Work completions with an error status (flushes, the echo of an error, not counted)")        \
     X(VERBS_RNR_EVENTS, "verbs_rnr_events", COUNTER, ENDPOINT, TUNER_BASIC, "verbs",               \
       "Receiver-not-ready events: sends the peer refused for lack of a posted receive")            \
     X(VERBS_BUF_POOL_IN_USE, "verbs_buf_pool_in_use", LEVEL_WM, CONTEXT, TUNER_BASIC, "verbs",     \
@@ -138,7 +138,16 @@
     X(CORE_RMA_RKEYS_REJECTED, "core_rma_rkeys_rejected", COUNTER, ENDPOINT, USER_BASIC, "rma",    \
       "Remote key blobs from peers rejected as malformed")                                        \
     X(CORE_RMA_MAPPED_BYTES, "core_rma_mapped_bytes", LEVEL_WM, CONTEXT, USER_BASIC, "rma",        \
-      "Bytes of memory mapped for one-sided access now")
+      "Bytes of memory mapped for one-sided access now")  \
+    /* core: failures (core/failure.c) */                                                          \
+    X(CORE_EP_FAILURES, "core_ep_failures", COUNTER, ENDPOINT, USER_BASIC, "core",                 \
+      "Endpoints that failed: transport error (peer dead or unreachable) or failed post")          \
+    X(CORE_KEEPALIVES_SENT, "core_keepalives_sent", COUNTER, ENDPOINT, TUNER_BASIC, "core",        \
+      "Keepalive probes (zero-length RDMA writes) posted to silent endpoints")                     \
+    X(CORE_PEER_FAILED_REQS, "core_peer_failed_reqs", COUNTER, ENDPOINT, USER_BASIC, "core",       \
+      "Requests completed with IBMSG_ERR_PEER_FAILED when their endpoint failed")                  \
+    X(CORE_ENDPOINTS, "core_endpoints", LEVEL_WM, CONTEXT, TUNER_BASIC, "core",                    \
+      "Endpoints that exist now (created and not yet destroyed)")
 /* clang-format on */
 
 #endif

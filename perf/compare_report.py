@@ -119,7 +119,10 @@ def fmt(v, digits=2):
 def ratio(a, b):
     if a is None or b is None or b == 0:
         return "n/a"
-    return "%.2f" % (a / b)
+    r = a / b
+    # Two decimals, or three significant digits for a ratio below 0.01 (one outlier of a tool,
+    # e.g. a 4 ms Soft-RoCE retransmission in its median, must not print as 0.00).
+    return "%.2f" % r if r >= 0.01 else "%.3g" % r
 
 
 def human(size):

@@ -26,22 +26,30 @@ static int pool_add_chunk(verbs_pool_t *pool)
     int status;
 
     if (pool->max_bufs != 0 && pool->total + pool->bufs_per_chunk > pool->max_bufs) {
-        return IBMSG_ERR_NO_RESOURCE;
+        util_error("pool %s: all %llu buffers in use (the pool's bound)", pool->name,
+                   (unsigned long long)pool->max_bufs);
+        return pool->grow_status = IBMSG_ERR_NO_RESOURCE;
     }
     chunk = calloc(1, sizeof(*chunk));
     if (chunk == NULL) {
-        return IBMSG_ERR_NO_MEMORY;
+        util_error("pool %s: out of memory for a chunk descriptor", pool->name);
+        return pool->grow_status = IBMSG_ERR_NO_MEMORY;
     }
     chunk->descs = calloc(pool->bufs_per_chunk, pool->desc_size);
     if (chunk->descs == NULL || posix_memalign(&chunk->mem, page, bytes) != 0) {
+        util_error("pool %s: out of memory for %u buffers of %zu bytes", pool->name,
+                   pool->bufs_per_chunk, pool->buf_size);
         status = IBMSG_ERR_NO_MEMORY;
         goto err_free;
     }
     chunk->mr = ibv_reg_mr(pool->dev->pd, chunk->mem, bytes, IBV_ACCESS_LOCAL_WRITE);
     if (chunk->mr == NULL) {
-        status = verbs_errno_status(errno);
-        util_error("%s: pool %s: ibv_reg_mr of %zu bytes failed: %s", pool->dev->info.name,
-                   pool->name, bytes, strerror(errno));
+        int err = errno;
+        /* Out of registrations (device limit, cgroup rdma.max, or RLIMIT_MEMLOCK): a resource,
+         * not memory, whatever errno the kernel chose. */
+        status = err == EINVAL ? IBMSG_ERR_INVALID : IBMSG_ERR_NO_RESOURCE;
+        util_error("%s: pool %s: ibv_reg_mr of %zu bytes failed (out of registrations?): %s",
+                   pool->dev->info.name, pool->name, bytes, strerror(err));
         goto err_free;
     }
     /* Thread the new buffers onto the free list in address order. */
@@ -62,7 +70,7 @@ err_free:
     free(chunk->mem);
     free(chunk->descs);
     free(chunk);
-    return status;
+    return pool->grow_status = status;
 }
 
 int verbs_pool_create(verbs_dev_t *dev, const char *name, size_t buf_size, size_t desc_size,

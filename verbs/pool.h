@@ -38,6 +38,7 @@ typedef struct verbs_pool {
     verbs_dev_t *dev;
     verbs_pool_chunk_t *chunks;
     const char *name;
+    int grow_status; /* why the last growth failed (IBMSG_ERR_NO_MEMORY / NO_RESOURCE, logged) */
 } verbs_pool_t;
 
 /**

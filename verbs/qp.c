@@ -78,9 +78,14 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
         qp->qp = ibv_create_qp(dev->pd, &init);
     }
     if (qp->qp == NULL) {
-        status = verbs_errno_status(errno);
-        util_error("%s: ibv_create_qp(sq %u, rq %u, inline %u) failed: %s", dev->info.name,
-                   params->sq_depth, params->rq_depth, params->max_inline, strerror(errno));
+        int err = errno;
+        /* The sizes were checked against the device above, so what remains is exhaustion: of
+         * memory (ENOMEM) or of queue pairs (the device's max_qp or the cgroup's rdma.max give
+         * EINVAL, EAGAIN or ENOSPC depending on the driver). */
+        status = err == ENOMEM ? IBMSG_ERR_NO_MEMORY : IBMSG_ERR_NO_RESOURCE;
+        util_error("%s: ibv_create_qp(sq %u, rq %u, inline %u) failed (out of %s?): %s",
+                   dev->info.name, params->sq_depth, params->rq_depth, params->max_inline,
+                   err == ENOMEM ? "memory" : "queue pairs", strerror(err));
         goto err_free;
     }
     /* The device may grant more than asked (rxe: inline = max(16 * max_send_sge, asked)). */
@@ -94,7 +99,9 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     attr.qp_state = IBV_QPS_INIT;
     attr.pkey_index = 0;
     attr.port_num = dev->info.port;
-    /* Remote access is granted per registration (rkey); the QP lets all kinds through. */
+    /* Remote access is granted per registration (rkey); the QP lets all kinds through. Remote
+     * write also lets the peer's zero-length keepalive probes in (core/failure.h); the buffer
+     * pools' registrations grant no remote access. */
     attr.qp_access_flags =
         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
     if (ibv_modify_qp(qp->qp, &attr,
@@ -252,30 +259,6 @@ int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigne
     ret = ibv_post_send(qp->qp, &wr, &bad);
     if (util_unlikely(ret != 0)) {
         util_error("qp 0x%x: ibv_post_send failed: %s", qp->qp->qp_num, strerror(ret));
-        return ret == ENOMEM ? IBMSG_ERR_NO_RESOURCE : verbs_errno_status(ret);
-    }
-    return IBMSG_OK;
-}
-
-int verbs_qp_post_read(verbs_qp_t *qp, uint64_t laddr, uint32_t lkey, uint32_t len, uint64_t raddr,
-                       uint32_t rkey, unsigned flags, uint64_t wr_id)
-{
-    struct ibv_sge sg = {.addr = laddr, .length = len, .lkey = lkey};
-    struct ibv_send_wr wr, *bad;
-    int ret;
-
-    memset(&wr, 0, sizeof(wr));
-    wr.wr_id = wr_id;
-    wr.sg_list = &sg;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_READ;
-    wr.send_flags = (flags & VERBS_SEND_SIGNALED) ? IBV_SEND_SIGNALED : 0;
-    wr.wr.rdma.remote_addr = raddr;
-    wr.wr.rdma.rkey = rkey;
-    ret = ibv_post_send(qp->qp, &wr, &bad);
-    if (util_unlikely(ret != 0)) {
-        util_error("qp 0x%x: ibv_post_send (RDMA READ of %u bytes) failed: %s", qp->qp->qp_num, len,
-                   strerror(ret));
         return ret == ENOMEM ? IBMSG_ERR_NO_RESOURCE : verbs_errno_status(ret);
     }
     return IBMSG_OK;

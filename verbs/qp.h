@@ -94,14 +94,6 @@ int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigne
                        uint64_t wr_id);
 
 /**
- * Post one RDMA READ of len bytes from the peer's (raddr, rkey) into (laddr, lkey). At most
- * verbs_qp_caps().max_rd_atomic may be outstanding (the caller keeps count) and len must not
- * exceed the port's max_msg_sz. Returns IBMSG_OK or an error (logged).
- */
-int verbs_qp_post_read(verbs_qp_t *qp, uint64_t laddr, uint32_t lkey, uint32_t len, uint64_t raddr,
-                       uint32_t rkey, unsigned flags, uint64_t wr_id);
-
-/**
  * Post n receives (one SGE each) as post lists of up to VERBS_RECV_BATCH_MAX. Returns IBMSG_OK
  * or an error; on error the receives before the failing one are posted (*posted says how many).
  */

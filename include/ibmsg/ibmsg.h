@@ -113,7 +113,9 @@ IBMSG_API int ibmsg_context_progress(ibmsg_context_t ctx, int *events);
 /**
  * Create an endpoint: a queue pair with its receive buffers posted, not yet connected.
  * @return IBMSG_OK, IBMSG_ERR_NO_RESOURCE when the context's completion queue cannot take
- *         another endpoint, IBMSG_ERR_INVALID for NULL arguments.
+ *         another endpoint or the device has no queue pair or memory registration left,
+ *         IBMSG_ERR_NO_MEMORY when memory ran out (each logged, naming what ran out; nothing
+ *         is left behind), IBMSG_ERR_INVALID for NULL arguments.
  * Thread safety: the context's thread only.
  */
 IBMSG_API int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep);
@@ -145,6 +147,34 @@ IBMSG_API int ibmsg_ep_connect(ibmsg_ep_t ep, const void *blob, size_t len);
  * Thread safety: the context's thread only.
  */
 IBMSG_API int ibmsg_ep_destroy(ibmsg_ep_t ep);
+
+/*
+ * Failures. When the peer of an endpoint dies or becomes unreachable, the endpoint fails:
+ *  - its queued sends and the receives bound to it complete with IBMSG_ERR_PEER_FAILED (test /
+ *    wait return it, and the status's error says it); receives for any endpoint stay posted;
+ *  - new sends on it, and receives bound to it that match nothing already arrived, return
+ *    IBMSG_ERR_PEER_FAILED at once; messages that arrived before the failure can still be
+ *    received;
+ *  - other endpoints and the context are not affected; ibmsg_ep_destroy frees it as usual.
+ * Detection time: a side that has sends in flight notices within about
+ * (verbs_retry_cnt + 1) * 4.096 us * 2^verbs_timeout (the queue pair's retransmission timeout;
+ * defaults 6 and 14: 0.47 s; Soft-RoCE takes that plus a few ms, and never gives up with
+ * verbs_retry_cnt 7, which it treats as "retry forever"). An endpoint that has received
+ * nothing for core_keepalive_ms (default 1000, 0: off) is probed by the progress engine (a
+ * zero-length RDMA write, invisible to the peer's application), so a side that only receives
+ * or waits for credits notices within core_keepalive_ms * 5/4 plus that timeout, as long as
+ * it calls progress (test, wait, blocking calls). Sends that already completed locally (eager
+ * sends complete when their data is copied) are not reported again: a lost peer may have lost
+ * them.
+ */
+
+/**
+ * The state of an endpoint, without making progress.
+ * @return IBMSG_OK while the endpoint is usable (connected, or created and not yet connected),
+ *         IBMSG_ERR_PEER_FAILED once it has failed, IBMSG_ERR_INVALID for NULL.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_ep_status(ibmsg_ep_t ep);
 
 /**
  * Start a send of len bytes from buf with tag to the peer of ep. The buffer must not be changed
