@@ -27,7 +27,6 @@
 namespace
 {
 
-using core_test::connect_pair;
 using core_test::kSkip;
 
 // Transport settings set low so a dead peer shows quickly: ACK timeout 4.096 us * 2^10 = 4.2 ms,

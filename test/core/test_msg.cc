@@ -21,7 +21,6 @@ namespace
 {
 
 using core_test::connect_pair;
-using core_test::kSkip;
 using core_test::open_context;
 
 uint8_t pattern(uint64_t seed, size_t i)

@@ -20,8 +20,6 @@
 namespace
 {
 
-using core_test::connect_pair;
-using core_test::kSkip;
 using core_test::open_context;
 
 constexpr size_t kRegion = (8u << 20) + 4096; // 8 MiB and room for offsets

@@ -24,9 +24,6 @@
 namespace
 {
 
-using core_test::connect_pair;
-using core_test::kSkip;
-
 constexpr size_t kMiB = 1 << 20;
 
 uint8_t pattern(uint64_t seed, size_t i)
