@@ -10,47 +10,20 @@
 
 #include "core/core.h"
 #include "counters/shard.h"
+#include "core_fixture.h"
 #include "ibmsg/ibmsg.h"
 #include "ibmsg/tool.h"
 
 namespace
 {
 
-constexpr const char *kSkip = "no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma";
+using core_test::connect_pair;
+using core_test::kSkip;
+using core_test::open_context;
+
 const int COUNTER = IBMSG_T_PVAR_CLASS_COUNTER;
 const int LEVEL = IBMSG_T_PVAR_CLASS_LEVEL;
 const int HWM = IBMSG_T_PVAR_CLASS_HIGHWATERMARK;
-
-int open_context(ibmsg_context_t *ctx)
-{
-    ibmsg_info_t info;
-    if (ibmsg_info_create(&info) != IBMSG_OK) {
-        return IBMSG_ERR_NO_MEMORY;
-    }
-    if (const char *dev = getenv("IBMSG_TEST_DEVICE")) {
-        ibmsg_info_set_string(info, "device", dev);
-    }
-    int ret = ibmsg_context_create(info, ctx);
-    ibmsg_info_free(&info);
-    return ret;
-}
-
-int connect_pair(ibmsg_ep_t a, ibmsg_ep_t b)
-{
-    uint8_t ba[IBMSG_EP_ADDRESS_MAX], bb[IBMSG_EP_ADDRESS_MAX];
-    size_t la = sizeof(ba), lb = sizeof(bb);
-    int ret = ibmsg_ep_address(a, ba, &la);
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_ep_address(b, bb, &lb);
-    }
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_ep_connect(a, bb, lb);
-    }
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_ep_connect(b, ba, la);
-    }
-    return ret;
-}
 
 struct CoreCounters : ::testing::Test {
     ibmsg_context_t ctx = IBMSG_CONTEXT_NULL;
@@ -94,11 +67,7 @@ struct CoreCounters : ::testing::Test {
     // A started (levels: running) handle of name (class cls) bound to *obj (nullptr: the sum).
     ibmsg_t_pvar_handle_t start(const std::string &name, int cls, void *obj = nullptr)
     {
-        int index = -1, count = 0;
-        ibmsg_t_pvar_handle_t h = IBMSG_T_PVAR_HANDLE_NULL;
-        EXPECT_EQ(ibmsg_t_pvar_get_index(name.c_str(), cls, &index), IBMSG_OK) << name;
-        EXPECT_EQ(ibmsg_t_pvar_handle_alloc(s, index, obj, &h, &count), IBMSG_OK) << name;
-        EXPECT_EQ(count, 1);
+        ibmsg_t_pvar_handle_t h = core_test::pvar_handle(s, name.c_str(), cls, obj);
         int ret = ibmsg_t_pvar_start(s, h);
         // Levels are continuous: always running, never started.
         EXPECT_EQ(ret, cls == LEVEL ? IBMSG_T_ERR_PVAR_NO_STARTSTOP : IBMSG_OK) << name;

@@ -21,12 +21,13 @@
 
 #include "core/core.h"
 #include "counters/shard.h"
+#include "core_fixture.h"
 #include "ibmsg/ibmsg.h"
 
 namespace
 {
 
-constexpr const char *kSkip = "no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma";
+using core_test::kSkip;
 
 // Transport settings set low so a dead peer shows quickly: ACK timeout 4.096 us * 2^10 = 4.2 ms,
 // one retry. The keepalive probes endpoints silent for kKeepaliveMs.
@@ -58,60 +59,34 @@ std::vector<uint8_t> payload(uint64_t seed, size_t len)
     return v;
 }
 
+// The transport and keepalive settings of these tests, set after the device.
+core_test::InfoFn settings(int keepalive_ms = kKeepaliveMs, int credits = kCredits,
+                           int cq_size = 4096, int sq_depth = 128)
+{
+    return [=](ibmsg_info_t info) {
+        ibmsg_info_set_int(info, "verbs_timeout", kTimeout);
+        ibmsg_info_set_int(info, "verbs_retry_cnt", kRetry);
+        ibmsg_info_set_int(info, "core_keepalive_ms", keepalive_ms);
+        ibmsg_info_set_int(info, "core_credits", credits);
+        ibmsg_info_set_int(info, "core_cq_size", cq_size);
+        ibmsg_info_set_int(info, "core_sq_depth", sq_depth);
+    };
+}
+
 int open_context(ibmsg_context_t *ctx, const char *device, int keepalive_ms = kKeepaliveMs,
                  int credits = kCredits, int cq_size = 4096, int sq_depth = 128)
 {
-    ibmsg_info_t info;
-    if (ibmsg_info_create(&info) != IBMSG_OK) {
-        return IBMSG_ERR_NO_MEMORY;
-    }
-    if (device == nullptr) {
-        device = getenv("IBMSG_TEST_DEVICE");
-    }
-    if (device != nullptr) {
-        ibmsg_info_set_string(info, "device", device);
-    }
-    ibmsg_info_set_int(info, "verbs_timeout", kTimeout);
-    ibmsg_info_set_int(info, "verbs_retry_cnt", kRetry);
-    ibmsg_info_set_int(info, "core_keepalive_ms", keepalive_ms);
-    ibmsg_info_set_int(info, "core_credits", credits);
-    ibmsg_info_set_int(info, "core_cq_size", cq_size);
-    ibmsg_info_set_int(info, "core_sq_depth", sq_depth);
-    int ret = ibmsg_context_create(info, ctx);
-    ibmsg_info_free(&info);
-    return ret;
+    return core_test::open_context(ctx, device, settings(keepalive_ms, credits, cq_size, sq_depth));
 }
 
 bool have_device()
 {
-    ibmsg_context_t probe;
-    if (open_context(&probe, nullptr) != IBMSG_OK) {
-        return false;
-    }
-    ibmsg_context_destroy(probe);
-    return true;
+    return core_test::have_device(settings());
 }
 
 uint64_t cnt(const cnt_shard_t *block, cnt_id_t id)
 {
     return cnt_read(block, id, CNT_READ_VALUE);
-}
-
-int connect_pair(ibmsg_ep_t a, ibmsg_ep_t b)
-{
-    uint8_t ba[IBMSG_EP_ADDRESS_MAX], bb[IBMSG_EP_ADDRESS_MAX];
-    size_t la = sizeof(ba), lb = sizeof(bb);
-    int ret = ibmsg_ep_address(a, ba, &la);
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_ep_address(b, bb, &lb);
-    }
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_ep_connect(a, bb, lb);
-    }
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_ep_connect(b, ba, la);
-    }
-    return ret;
 }
 
 // Tags of the three-process protocol.
@@ -133,9 +108,8 @@ constexpr size_t kMsgLen = 300; // above the inline limit: bounce buffers too
     ibmsg_context_t ctx;
     ibmsg_ep_t ep;
     ibmsg_oob_t conn;
-    if (open_context(&ctx, device) != IBMSG_OK || ibmsg_ep_create(ctx, &ep) != IBMSG_OK ||
-        ibmsg_oob_connect("127.0.0.1", port, 20000, &conn) != IBMSG_OK ||
-        ibmsg_oob_ep_connect(conn, ep, 20000) != IBMSG_OK) {
+    if (open_context(&ctx, device) != IBMSG_OK ||
+        core_test::join_parent(ctx, port, &ep, &conn) != IBMSG_OK) {
         _exit(10);
     }
     std::vector<uint8_t> buf(kMsgLen);
@@ -208,15 +182,11 @@ void expect_exit_ok(pid_t pid, const char *who)
 TEST(Failure, KeepaliveProbesBetweenLivePeersAreHarmless)
 {
     ibmsg_context_t ctx;
-    int ret = open_context(&ctx, nullptr, 50);
-    if (ret == IBMSG_ERR_NO_DEVICE) {
-        GTEST_SKIP() << kSkip;
-    }
-    ASSERT_EQ(ret, IBMSG_OK);
     ibmsg_ep_t a, b;
-    ASSERT_EQ(ibmsg_ep_create(ctx, &a), IBMSG_OK);
-    ASSERT_EQ(ibmsg_ep_create(ctx, &b), IBMSG_OK);
-    ASSERT_EQ(connect_pair(a, b), IBMSG_OK);
+    core_test::open_pair(&ctx, &a, &b, settings(50));
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
     auto t0 = std::chrono::steady_clock::now();
     while (since_ms(t0) < 600) {
         ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
@@ -436,9 +406,8 @@ TEST(FailureProcesses, ReceiveOnlySurvivorDetectsByKeepalive)
         ibmsg_ep_t ep;
         ibmsg_oob_t conn;
         uint64_t v = 42;
-        if (open_context(&pctx, dev_b, 0) != IBMSG_OK || ibmsg_ep_create(pctx, &ep) != IBMSG_OK ||
-            ibmsg_oob_connect("127.0.0.1", port, 20000, &conn) != IBMSG_OK ||
-            ibmsg_oob_ep_connect(conn, ep, 20000) != IBMSG_OK ||
+        if (open_context(&pctx, dev_b, 0) != IBMSG_OK ||
+            core_test::join_parent(pctx, port, &ep, &conn) != IBMSG_OK ||
             ibmsg_tag_send(ep, &v, sizeof(v), 5) != IBMSG_OK) {
             _exit(10);
         }
@@ -714,9 +683,8 @@ TEST_P(FailureTransport, SendToKilledPeerFailsWithinRetryTimeouts)
         ibmsg_context_t pctx;
         ibmsg_ep_t ep;
         ibmsg_oob_t conn;
-        if (open(&pctx, dev_b) != IBMSG_OK || ibmsg_ep_create(pctx, &ep) != IBMSG_OK ||
-            ibmsg_oob_connect("127.0.0.1", port, 20000, &conn) != IBMSG_OK ||
-            ibmsg_oob_ep_connect(conn, ep, 20000) != IBMSG_OK) {
+        if (open(&pctx, dev_b) != IBMSG_OK ||
+            core_test::join_parent(pctx, port, &ep, &conn) != IBMSG_OK) {
             _exit(10);
         }
         for (;;) {

@@ -13,13 +13,15 @@
 
 #include "core/core.h"
 #include "counters/shard.h"
+#include "core_fixture.h"
 #include "ibmsg/ibmsg.h"
 #include "ibmsg/tool.h"
 
 namespace
 {
 
-constexpr const char *kSkip = "no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma";
+using core_test::connect_pair;
+using core_test::open_context;
 
 uint8_t pattern(uint64_t seed, size_t i)
 {
@@ -35,59 +37,10 @@ std::vector<uint8_t> payload(uint64_t seed, size_t len)
     return v;
 }
 
-// A context on the test device (IBMSG_TEST_DEVICE / the given one), or IBMSG_ERR_NO_DEVICE.
-int open_context(ibmsg_context_t *ctx, const char *device = nullptr)
-{
-    ibmsg_info_t info;
-    if (ibmsg_info_create(&info) != IBMSG_OK) {
-        return IBMSG_ERR_NO_MEMORY;
-    }
-    if (device == nullptr) {
-        device = getenv("IBMSG_TEST_DEVICE");
-    }
-    if (device != nullptr) {
-        ibmsg_info_set_string(info, "device", device);
-    }
-    int ret = ibmsg_context_create(info, ctx);
-    ibmsg_info_free(&info);
-    return ret;
-}
-
-int connect_pair(ibmsg_ep_t a, ibmsg_ep_t b)
-{
-    uint8_t ba[IBMSG_EP_ADDRESS_MAX], bb[IBMSG_EP_ADDRESS_MAX];
-    size_t la = sizeof(ba), lb = sizeof(bb);
-    int ret = ibmsg_ep_address(a, ba, &la);
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_ep_address(b, bb, &lb);
-    }
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_ep_connect(a, bb, lb);
-    }
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_ep_connect(b, ba, la);
-    }
-    return ret;
-}
-
-struct MsgTest : ::testing::Test {
-    ibmsg_context_t ctx = IBMSG_CONTEXT_NULL;
-    ibmsg_ep_t a = IBMSG_EP_NULL, b = IBMSG_EP_NULL;
-    size_t limit = 0;
-
+struct MsgTest : core_test::PairTest {
     void SetUp() override
     {
-        int ret = open_context(&ctx);
-        if (ret == IBMSG_ERR_NO_DEVICE) {
-            GTEST_SKIP() << kSkip;
-        }
-        ASSERT_EQ(ret, IBMSG_OK);
-        ASSERT_EQ(ibmsg_ep_create(ctx, &a), IBMSG_OK);
-        ASSERT_EQ(ibmsg_ep_create(ctx, &b), IBMSG_OK);
-        ASSERT_EQ(connect_pair(a, b), IBMSG_OK);
-        ibmsg_context_attr_t attr;
-        ASSERT_EQ(ibmsg_context_query(ctx, &attr), IBMSG_OK);
-        limit = attr.eager_limit;
+        open_pair();
     }
     void TearDown() override
     {
@@ -387,15 +340,7 @@ TEST_F(MsgTest, ControlVariablesAreFixedWhileAContextLives)
 // helper on 127.0.0.1; in the two-hosts guest each side uses its own rxe device.
 TEST(MsgTwoProcesses, PingPongAndStreaming)
 {
-    {
-        ibmsg_context_t probe;
-        int ret = open_context(&probe);
-        if (ret == IBMSG_ERR_NO_DEVICE) {
-            GTEST_SKIP() << kSkip;
-        }
-        ASSERT_EQ(ret, IBMSG_OK);
-        ibmsg_context_destroy(probe);
-    }
+    CORE_TEST_SKIP_WITHOUT_DEVICE();
     const char *dev_a = getenv("IBMSG_VM_DEV_A"), *dev_b = getenv("IBMSG_VM_DEV_B");
     const int iters = 500, stream = 2000;
     const size_t sizes[] = {0, 8, 1024, 8192};
@@ -412,9 +357,8 @@ TEST(MsgTwoProcesses, PingPongAndStreaming)
         ibmsg_context_t ctx;
         ibmsg_ep_t ep;
         ibmsg_oob_t conn;
-        if (open_context(&ctx, dev_b) != IBMSG_OK || ibmsg_ep_create(ctx, &ep) != IBMSG_OK ||
-            ibmsg_oob_connect("127.0.0.1", port, 20000, &conn) != IBMSG_OK ||
-            ibmsg_oob_ep_connect(conn, ep, 20000) != IBMSG_OK) {
+        if (open_context(&ctx, dev_b) != IBMSG_OK ||
+            core_test::join_parent(ctx, port, &ep, &conn) != IBMSG_OK) {
             _exit(10);
         }
         std::vector<uint8_t> buf(8192);

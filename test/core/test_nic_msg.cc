@@ -12,30 +12,15 @@
 
 #include "core/core.h"
 #include "counters/shard.h"
+#include "core_fixture.h"
 #include "ibmsg/ibmsg.h"
 #include "ibmsg/tool.h"
 
 namespace
 {
 
-constexpr const char *kSkip = "no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma";
-
-int connect_pair(ibmsg_ep_t a, ibmsg_ep_t b)
-{
-    uint8_t ba[IBMSG_EP_ADDRESS_MAX], bb[IBMSG_EP_ADDRESS_MAX];
-    size_t la = sizeof(ba), lb = sizeof(bb);
-    int ret = ibmsg_ep_address(a, ba, &la);
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_ep_address(b, bb, &lb);
-    }
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_ep_connect(a, bb, lb);
-    }
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_ep_connect(b, ba, la);
-    }
-    return ret;
-}
+using core_test::connect_pair;
+using core_test::kSkip;
 
 class NicMsg : public ::testing::Test
 {
@@ -99,13 +84,7 @@ class NicMsg : public ::testing::Test
     }
     ibmsg_t_pvar_handle_t nic(const char *name)
     {
-        int index = -1, count = 0;
-        ibmsg_t_pvar_handle_t h = IBMSG_T_PVAR_HANDLE_NULL;
-        EXPECT_EQ(ibmsg_t_pvar_get_index(name, IBMSG_T_PVAR_CLASS_COUNTER, &index), IBMSG_T_SUCCESS)
-            << name;
-        EXPECT_EQ(ibmsg_t_pvar_handle_alloc(s_, index, &port_, &h, &count), IBMSG_T_SUCCESS);
-        EXPECT_EQ(count, 1);
-        return h;
+        return core_test::pvar_handle(s_, name, IBMSG_T_PVAR_CLASS_COUNTER, &port_);
     }
     // The kernel caches rxe hw_counters for lifespan ms: a read sooner after traffic can be stale.
     void wait_lifespan() const

@@ -13,13 +13,15 @@
 
 #include "core/core.h"
 #include "counters/shard.h"
+#include "core_fixture.h"
 #include "ibmsg/ibmsg.h"
 #include "ibmsg/rma.h"
 
 namespace
 {
 
-constexpr const char *kSkip = "no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma";
+using core_test::open_context;
+
 constexpr size_t kRegion = (8u << 20) + 4096; // 8 MiB and room for offsets
 
 uint8_t pattern(uint64_t seed, size_t i)
@@ -45,40 +47,6 @@ size_t first_bad(const uint8_t *p, size_t len, uint64_t seed)
     return len;
 }
 
-int open_context(ibmsg_context_t *ctx, const char *device = nullptr)
-{
-    ibmsg_info_t info;
-    if (ibmsg_info_create(&info) != IBMSG_OK) {
-        return IBMSG_ERR_NO_MEMORY;
-    }
-    if (device == nullptr) {
-        device = getenv("IBMSG_TEST_DEVICE");
-    }
-    if (device != nullptr) {
-        ibmsg_info_set_string(info, "device", device);
-    }
-    int ret = ibmsg_context_create(info, ctx);
-    ibmsg_info_free(&info);
-    return ret;
-}
-
-int connect_pair(ibmsg_ep_t a, ibmsg_ep_t b)
-{
-    uint8_t ba[IBMSG_EP_ADDRESS_MAX], bb[IBMSG_EP_ADDRESS_MAX];
-    size_t la = sizeof(ba), lb = sizeof(bb);
-    int ret = ibmsg_ep_address(a, ba, &la);
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_ep_address(b, bb, &lb);
-    }
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_ep_connect(a, bb, lb);
-    }
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_ep_connect(b, ba, la);
-    }
-    return ret;
-}
-
 // One context, endpoints a <-> b; a "remote" region (reached through a's key, served by b's
 // side) and a local one (a's buffers), both mapped.
 struct RmaTest : ::testing::Test {
@@ -92,14 +60,10 @@ struct RmaTest : ::testing::Test {
 
     void SetUp() override
     {
-        int ret = open_context(&ctx);
-        if (ret == IBMSG_ERR_NO_DEVICE) {
-            GTEST_SKIP() << kSkip;
+        core_test::open_pair(&ctx, &a, &b);
+        if (IsSkipped() || HasFatalFailure()) {
+            return;
         }
-        ASSERT_EQ(ret, IBMSG_OK);
-        ASSERT_EQ(ibmsg_ep_create(ctx, &a), IBMSG_OK);
-        ASSERT_EQ(ibmsg_ep_create(ctx, &b), IBMSG_OK);
-        ASSERT_EQ(connect_pair(a, b), IBMSG_OK);
         remote.assign(kRegion, 0);
         local.assign(kRegion, 0);
         ASSERT_EQ(ibmsg_mem_map(ctx, remote.data(), remote.size(),
@@ -468,15 +432,7 @@ TEST_F(RmaTest, DestroyWithOperationsOutstanding)
 // tagged message; the target checks its own memory. Then the initiator reads it back.
 TEST(RmaTwoProcesses, PutFlushHandshakeGet)
 {
-    {
-        ibmsg_context_t probe;
-        int ret = open_context(&probe);
-        if (ret == IBMSG_ERR_NO_DEVICE) {
-            GTEST_SKIP() << kSkip;
-        }
-        ASSERT_EQ(ret, IBMSG_OK);
-        ibmsg_context_destroy(probe);
-    }
+    CORE_TEST_SKIP_WITHOUT_DEVICE();
     const char *dev_a = getenv("IBMSG_VM_DEV_A"), *dev_b = getenv("IBMSG_VM_DEV_B");
     const size_t sizes[] = {1, 13, 200, 4096, 65537, 1u << 20, (2u << 20) + 7};
     const size_t region = 4u << 20;
@@ -493,9 +449,8 @@ TEST(RmaTwoProcesses, PutFlushHandshakeGet)
         ibmsg_context_t ctx;
         ibmsg_ep_t ep;
         ibmsg_oob_t conn;
-        if (open_context(&ctx, dev_b) != IBMSG_OK || ibmsg_ep_create(ctx, &ep) != IBMSG_OK ||
-            ibmsg_oob_connect("127.0.0.1", port, 20000, &conn) != IBMSG_OK ||
-            ibmsg_oob_ep_connect(conn, ep, 20000) != IBMSG_OK) {
+        if (open_context(&ctx, dev_b) != IBMSG_OK ||
+            core_test::join_parent(ctx, port, &ep, &conn) != IBMSG_OK) {
             _exit(10);
         }
         uint8_t blob[64];

@@ -18,12 +18,12 @@
 
 #include "core/core.h"
 #include "counters/shard.h"
+#include "core_fixture.h"
 #include "ibmsg/ibmsg.h"
 
 namespace
 {
 
-constexpr const char *kSkip = "no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma";
 constexpr size_t kMiB = 1 << 20;
 
 uint8_t pattern(uint64_t seed, size_t i)
@@ -53,62 +53,26 @@ size_t first_bad(const void *p, size_t len, uint64_t seed)
 
 using Hints = std::vector<std::pair<const char *, const char *>>;
 
+core_test::InfoFn set_hints(const Hints &hints)
+{
+    return [hints](ibmsg_info_t info) {
+        for (auto &h : hints) {
+            ibmsg_info_set_string(info, h.first, h.second);
+        }
+    };
+}
+
 int open_context(ibmsg_context_t *ctx, const Hints &hints = {}, const char *device = nullptr)
 {
-    ibmsg_info_t info;
-    if (ibmsg_info_create(&info) != IBMSG_OK) {
-        return IBMSG_ERR_NO_MEMORY;
-    }
-    if (device == nullptr) {
-        device = getenv("IBMSG_TEST_DEVICE");
-    }
-    if (device != nullptr) {
-        ibmsg_info_set_string(info, "device", device);
-    }
-    for (auto &h : hints) {
-        ibmsg_info_set_string(info, h.first, h.second);
-    }
-    int ret = ibmsg_context_create(info, ctx);
-    ibmsg_info_free(&info);
-    return ret;
+    return core_test::open_context(ctx, device, set_hints(hints));
 }
 
-int connect_pair(ibmsg_ep_t a, ibmsg_ep_t b)
-{
-    uint8_t ba[IBMSG_EP_ADDRESS_MAX], bb[IBMSG_EP_ADDRESS_MAX];
-    size_t la = sizeof(ba), lb = sizeof(bb);
-    int ret = ibmsg_ep_address(a, ba, &la);
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_ep_address(b, bb, &lb);
-    }
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_ep_connect(a, bb, lb);
-    }
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_ep_connect(b, ba, la);
-    }
-    return ret;
-}
-
-struct RndvTest : ::testing::Test {
-    ibmsg_context_t ctx = IBMSG_CONTEXT_NULL;
-    ibmsg_ep_t a = IBMSG_EP_NULL, b = IBMSG_EP_NULL;
-    size_t limit = 0;
+struct RndvTest : core_test::PairTest {
     uint64_t expect_wire_rejected = 0;
 
     void open(const Hints &hints = {})
     {
-        int ret = open_context(&ctx, hints);
-        if (ret == IBMSG_ERR_NO_DEVICE) {
-            GTEST_SKIP() << kSkip;
-        }
-        ASSERT_EQ(ret, IBMSG_OK);
-        ASSERT_EQ(ibmsg_ep_create(ctx, &a), IBMSG_OK);
-        ASSERT_EQ(ibmsg_ep_create(ctx, &b), IBMSG_OK);
-        ASSERT_EQ(connect_pair(a, b), IBMSG_OK);
-        ibmsg_context_attr_t attr;
-        ASSERT_EQ(ibmsg_context_query(ctx, &attr), IBMSG_OK);
-        limit = attr.eager_limit;
+        open_pair(set_hints(hints));
     }
     void SetUp() override
     {
@@ -528,15 +492,7 @@ TEST_F(RndvTest, DestroyWithTransfersInFlight)
 // sends every size, then from buffers it frees and allocates again.
 TEST(RndvTwoProcesses, EchoEverySizeAndReallocatedBuffers)
 {
-    {
-        ibmsg_context_t probe;
-        int ret = open_context(&probe);
-        if (ret == IBMSG_ERR_NO_DEVICE) {
-            GTEST_SKIP() << kSkip;
-        }
-        ASSERT_EQ(ret, IBMSG_OK);
-        ibmsg_context_destroy(probe);
-    }
+    CORE_TEST_SKIP_WITHOUT_DEVICE();
     const char *dev_a = getenv("IBMSG_VM_DEV_A"), *dev_b = getenv("IBMSG_VM_DEV_B");
     const auto sizes = all_sizes(8192);
     const int realloc_rounds = 6;
@@ -553,9 +509,8 @@ TEST(RndvTwoProcesses, EchoEverySizeAndReallocatedBuffers)
         ibmsg_context_t ctx;
         ibmsg_ep_t ep;
         ibmsg_oob_t conn;
-        if (open_context(&ctx, {}, dev_b) != IBMSG_OK || ibmsg_ep_create(ctx, &ep) != IBMSG_OK ||
-            ibmsg_oob_connect("127.0.0.1", port, 20000, &conn) != IBMSG_OK ||
-            ibmsg_oob_ep_connect(conn, ep, 20000) != IBMSG_OK) {
+        if (open_context(&ctx, {}, dev_b) != IBMSG_OK ||
+            core_test::join_parent(ctx, port, &ep, &conn) != IBMSG_OK) {
             _exit(10);
         }
         std::vector<uint8_t> buf(8 * kMiB);

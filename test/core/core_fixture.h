@@ -1,0 +1,144 @@
+// Set-up shared by the core's device tests: a context on the test device, two endpoints of it
+// connected to each other, and the skip (with its reason) where no RDMA device exists.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+
+#include "ibmsg/ibmsg.h"
+#include "ibmsg/tool.h"
+
+namespace core_test
+{
+
+constexpr const char *kSkip = "no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma";
+
+// Sets a test's own hints on the info, after the device.
+using InfoFn = std::function<void(ibmsg_info_t)>;
+
+// A context on device (nullptr: IBMSG_TEST_DEVICE, else the default), or IBMSG_ERR_NO_DEVICE.
+inline int open_context(ibmsg_context_t *ctx, const char *device = nullptr,
+                        const InfoFn &set = nullptr)
+{
+    ibmsg_info_t info;
+    if (ibmsg_info_create(&info) != IBMSG_OK) {
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    if (device == nullptr) {
+        device = getenv("IBMSG_TEST_DEVICE");
+    }
+    if (device != nullptr) {
+        ibmsg_info_set_string(info, "device", device);
+    }
+    if (set) {
+        set(info);
+    }
+    int ret = ibmsg_context_create(info, ctx);
+    ibmsg_info_free(&info);
+    return ret;
+}
+
+// Whether a context opens on the test device.
+inline bool have_device(const InfoFn &set = nullptr)
+{
+    ibmsg_context_t probe;
+    if (open_context(&probe, nullptr, set) != IBMSG_OK) {
+        return false;
+    }
+    ibmsg_context_destroy(probe);
+    return true;
+}
+
+// Connects a and b (of one process) to each other.
+inline int connect_pair(ibmsg_ep_t a, ibmsg_ep_t b)
+{
+    uint8_t ba[IBMSG_EP_ADDRESS_MAX], bb[IBMSG_EP_ADDRESS_MAX];
+    size_t la = sizeof(ba), lb = sizeof(bb);
+    int ret = ibmsg_ep_address(a, ba, &la);
+    if (ret == IBMSG_OK) {
+        ret = ibmsg_ep_address(b, bb, &lb);
+    }
+    if (ret == IBMSG_OK) {
+        ret = ibmsg_ep_connect(a, bb, lb);
+    }
+    if (ret == IBMSG_OK) {
+        ret = ibmsg_ep_connect(b, ba, la);
+    }
+    return ret;
+}
+
+// *ctx on the test device (the test skipped without one), endpoints *a <-> *b. A skip or a
+// failed assertion returns from here only: callers check IsSkipped() / HasFatalFailure().
+inline void open_pair(ibmsg_context_t *ctx, ibmsg_ep_t *a, ibmsg_ep_t *b,
+                      const InfoFn &set = nullptr)
+{
+    int ret = open_context(ctx, nullptr, set);
+    if (ret == IBMSG_ERR_NO_DEVICE) {
+        GTEST_SKIP() << kSkip;
+    }
+    ASSERT_EQ(ret, IBMSG_OK);
+    ASSERT_EQ(ibmsg_ep_create(*ctx, a), IBMSG_OK);
+    ASSERT_EQ(ibmsg_ep_create(*ctx, b), IBMSG_OK);
+    ASSERT_EQ(connect_pair(*a, *b), IBMSG_OK);
+}
+
+// The child of a two-process test: an endpoint *ep of ctx connected to the parent's, through the
+// TCP helper (*conn) to the parent listening on 127.0.0.1:port.
+inline int join_parent(ibmsg_context_t ctx, uint16_t port, ibmsg_ep_t *ep, ibmsg_oob_t *conn)
+{
+    int ret = ibmsg_ep_create(ctx, ep);
+    if (ret == IBMSG_OK) {
+        ret = ibmsg_oob_connect("127.0.0.1", port, 20000, conn);
+    }
+    if (ret == IBMSG_OK) {
+        ret = ibmsg_oob_ep_connect(*conn, *ep, 20000);
+    }
+    return ret;
+}
+
+// A handle in session s of the performance variable name (class cls) bound to obj (nullptr: the
+// sum), which must have one element; not started.
+inline ibmsg_t_pvar_handle_t pvar_handle(ibmsg_t_pvar_session_t s, const char *name, int cls,
+                                         void *obj)
+{
+    int index = -1, count = 0;
+    ibmsg_t_pvar_handle_t h = IBMSG_T_PVAR_HANDLE_NULL;
+    EXPECT_EQ(ibmsg_t_pvar_get_index(name, cls, &index), IBMSG_OK) << name;
+    EXPECT_EQ(ibmsg_t_pvar_handle_alloc(s, index, obj, &h, &count), IBMSG_OK) << name;
+    EXPECT_EQ(count, 1) << name;
+    return h;
+}
+
+// A fixture's context and its connected pair a <-> b; limit is the context's eager limit.
+struct PairTest : ::testing::Test {
+    ibmsg_context_t ctx = IBMSG_CONTEXT_NULL;
+    ibmsg_ep_t a = IBMSG_EP_NULL, b = IBMSG_EP_NULL;
+    size_t limit = 0;
+
+    void open_pair(const InfoFn &set = nullptr)
+    {
+        core_test::open_pair(&ctx, &a, &b, set);
+        if (IsSkipped() || HasFatalFailure()) {
+            return;
+        }
+        ibmsg_context_attr_t attr;
+        ASSERT_EQ(ibmsg_context_query(ctx, &attr), IBMSG_OK);
+        limit = attr.eager_limit;
+    }
+};
+
+} // namespace core_test
+
+// Skips the test (returns from it) without a device; any other failure to open fails it.
+#define CORE_TEST_SKIP_WITHOUT_DEVICE()              \
+    do {                                             \
+        ibmsg_context_t probe_;                      \
+        int ret_ = core_test::open_context(&probe_); \
+        if (ret_ == IBMSG_ERR_NO_DEVICE) {           \
+            GTEST_SKIP() << core_test::kSkip;        \
+        }                                            \
+        ASSERT_EQ(ret_, IBMSG_OK);                   \
+        ibmsg_context_destroy(probe_);               \
+    } while (0)
