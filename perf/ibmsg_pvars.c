@@ -8,8 +8,9 @@
  * (the MPI library's variables and ibmsg's in one view): the browser re-executes itself with
  * LD_PRELOAD=<libibmsg-mpit-VARIANT>:<the variant's libmpi> and calls the MPI_T_* functions it
  * then finds in the process (perf/pvars_mpit.c). --watch SECONDS starts a handle on every
- * numeric variable bound to no object and prints, every interval, what the counters counted in
- * it and the current value of the other classes, until interrupted (or --count intervals).
+ * numeric variable bound to no object (natively also on every variable bound to a NIC port, on
+ * every port: "name@dev/port") and prints, every interval, what the counters counted in it and
+ * the current value of the other classes, until interrupted (or --count intervals).
  *
  * Exit status: 0 on success, 1 when a tool interface call fails (the message names the call and
  * gives ibmsg_status_string), 2 on a bad command line. A variable whose source is not accessible
@@ -50,7 +51,9 @@ static void pvars_usage(FILE *out)
             "  -w, --watch SECONDS  every SECONDS (a fraction is fine) print what the started\n"
             "               counters, aggregates and timers counted in the interval and the\n"
             "               current value of the other classes (numeric variables bound to\n"
-            "               no object), until SIGINT / SIGTERM, with a final line\n"
+            "               no object, and to NIC ports as NAME@DEV/PORT; with --mpit the\n"
+            "               layer serves ports as variables of their own), until SIGINT /\n"
+            "               SIGTERM, with a final line\n"
             "  -c, --count N  stop watching after N intervals\n"
             "  -f, --filter TEXT  only variables whose name contains TEXT (--watch)\n"
             "  -h, --help   this text\n"

@@ -119,6 +119,15 @@ void pvars_cleanup(pvars_state_t *st);
 int pvars_cvars_read(pvars_state_t *st);
 int pvars_pvars_read(pvars_state_t *st);
 
+/* What pvars_port_handles calls for each handle it allocated: variable index, "dev/port", the
+ * handle (in the session, freed with it) and its element count; anything but IBMSG_OK stops. */
+typedef int (*pvars_port_fn)(pvars_state_t *st, int index, const char *port,
+                             ibmsg_t_pvar_handle_t handle, int count, void *arg);
+/* Allocates in session a handle on every variable bound to a NIC port, on every port that has
+ * it, and passes each to fn (native tool API only: MPI_T has no port objects). */
+int pvars_port_handles(pvars_state_t *st, ibmsg_t_pvar_session_t session, pvars_port_fn fn,
+                       void *arg);
+
 /* ---- Output (pvars_print.c) -------------------------------------------------------------------
  */
 
@@ -134,7 +143,8 @@ int pvars_json(const pvars_state_t *st);
 /* ---- --watch (pvars_watch.c) and --mpit (pvars_mpit_launch.c) ---------------------------------
  */
 
-/* Watches the numeric pvars bound to no object until interrupted or st->count intervals. */
+/* Watches the numeric pvars bound to no object (and, natively, those bound to NIC ports, on
+ * every port) until interrupted or st->count intervals. */
 int pvars_watch(pvars_state_t *st);
 /* Re-executes under the MPI_T layer (parent) or takes the MPI_T backend (child). */
 int pvars_mpit_setup(pvars_state_t *st, char **argv);

@@ -63,73 +63,57 @@ int pvars_cvars_read(pvars_state_t *st)
     return IBMSG_OK;
 }
 
+/* The handles of st->bound, in its order. */
+typedef struct pvars_bound_handles {
+    ibmsg_t_pvar_handle_t *handles;
+    int capacity;
+} pvars_bound_handles_t;
+
+/* --read's pvars_port_fn: the handle and a copy of the variable with a value buffer of its own. */
+static int pvars_bound_add(pvars_state_t *st, int index, const char *port,
+                           ibmsg_t_pvar_handle_t handle, int count, void *arg)
+{
+    pvars_bound_handles_t *bh = arg;
+    pvars_var_t *v = &st->pvars[index];
+
+    if (st->num_bound == bh->capacity) {
+        int capacity = bh->capacity > 0 ? 2 * bh->capacity : 16;
+        pvars_bound_t *bound = realloc(st->bound, (size_t)capacity * sizeof(*bound));
+        ibmsg_t_pvar_handle_t *handles =
+            bound != NULL ? realloc(bh->handles, (size_t)capacity * sizeof(*handles)) : NULL;
+        if (bound != NULL) {
+            st->bound = bound;
+        }
+        if (handles == NULL) {
+            return pvars_no_memory();
+        }
+        bh->handles = handles;
+        bh->capacity = capacity;
+    }
+    pvars_bound_t *b = &st->bound[st->num_bound];
+    b->v = *v;
+    b->v.value = NULL;
+    snprintf(b->port, sizeof(b->port), "%s", port);
+    int rc = pvars_value_alloc(&b->v, count);
+    if (rc != IBMSG_OK) {
+        return rc;
+    }
+    bh->handles[st->num_bound++] = handle;
+    v->read_on_ports = true;
+    return IBMSG_OK;
+}
+
 /*
  * All pvars bound to no object get a handle in one session, then one start of ALL_HANDLES (one
  * instant for all of them), then one read each. A non-continuous COUNTER therefore reads what
  * accumulated between start and read; a continuous one reads what accumulated since its handle
  * was allocated; LEVEL, SIZE, STATE and the like read their current value.
  */
-/*
- * Handles in session on every variable bound to a NIC port, for every port that has it (binding
- * to a port without that counter fails: skipped), so that one ALL_HANDLES start covers software,
- * PAPI and NIC variables alike. On success *handles has st->num_bound entries (caller frees).
- * ibmsg's own tool API only: through MPI_T (--mpit) the layer serves one variable per port.
- */
-static int pvars_ports_alloc(pvars_state_t *st, ibmsg_t_pvar_session_t session,
-                             ibmsg_t_pvar_handle_t **handles)
-{
-    int num_ports = 0, rc, max;
-
-    rc = ibmsg_t_port_get_num(&num_ports);
-    if (rc != IBMSG_OK) {
-        return pvars_fail(rc, "ibmsg_t_port_get_num");
-    }
-    max = st->num_pvars * num_ports;
-    st->bound = calloc((size_t)max + 1, sizeof(*st->bound));
-    *handles = calloc((size_t)max + 1, sizeof(**handles));
-    if (st->bound == NULL || *handles == NULL) {
-        return pvars_no_memory();
-    }
-    for (int p = 0; p < num_ports; p++) {
-        ibmsg_t_port_t port;
-        char dev[64];
-        int len = sizeof(dev), port_num = 0;
-
-        rc = ibmsg_t_port_get(p, &port);
-        if (rc == IBMSG_OK) {
-            rc = ibmsg_t_port_get_info(port, dev, &len, &port_num);
-        }
-        if (rc != IBMSG_OK) {
-            return pvars_fail(rc, "ibmsg_t_port_get(%d)", p);
-        }
-        for (int i = 0; i < st->num_pvars; i++) {
-            pvars_var_t *v = &st->pvars[i];
-            pvars_bound_t *b = &st->bound[st->num_bound];
-            int count = 0;
-
-            if (v->bind != IBMSG_T_BIND_PORT ||
-                ibmsg_t_pvar_handle_alloc(session, i, &port, &(*handles)[st->num_bound], &count) !=
-                    IBMSG_OK) {
-                continue;
-            }
-            b->v = *v;
-            b->v.value = NULL;
-            snprintf(b->port, sizeof(b->port), "%s/%d", dev, port_num);
-            rc = pvars_value_alloc(&b->v, count);
-            if (rc != IBMSG_OK) {
-                return rc;
-            }
-            v->read_on_ports = true;
-            st->num_bound++;
-        }
-    }
-    return IBMSG_OK;
-}
-
 int pvars_pvars_read(pvars_state_t *st)
 {
     ibmsg_t_pvar_session_t session = IBMSG_T_PVAR_SESSION_NULL;
-    ibmsg_t_pvar_handle_t *handles, *bound_handles = NULL;
+    ibmsg_t_pvar_handle_t *handles;
+    pvars_bound_handles_t bound = {NULL, 0};
     int rc, free_rc;
 
     handles = calloc((size_t)st->num_pvars + 1, sizeof(*handles));
@@ -161,7 +145,7 @@ int pvars_pvars_read(pvars_state_t *st)
         }
     }
     if (rc == IBMSG_OK && st->mpit == NULL) {
-        rc = pvars_ports_alloc(st, session, &bound_handles);
+        rc = pvars_port_handles(st, session, pvars_bound_add, &bound);
     }
     if (rc == IBMSG_OK) {
         rc = pvars_api->pvar_start(session, IBMSG_T_PVAR_ALL_HANDLES);
@@ -183,12 +167,12 @@ int pvars_pvars_read(pvars_state_t *st)
     for (int i = 0; i < st->num_bound && rc == IBMSG_OK; i++) {
         pvars_var_t *v = &st->bound[i].v;
 
-        v->read_rc = pvars_api->pvar_read(session, bound_handles[i], v->value);
+        v->read_rc = pvars_api->pvar_read(session, bound.handles[i], v->value);
         if (v->read_rc != IBMSG_OK && !pvars_unavailable(v->read_rc)) {
             rc = pvars_fail(v->read_rc, "ibmsg_t_pvar_read(%s, %s)", v->name, st->bound[i].port);
         }
     }
-    free(bound_handles);
+    free(bound.handles);
     /* Freeing the session frees its handles. */
     free_rc = pvars_api->pvar_session_free(&session);
     if (free_rc != IBMSG_OK) {

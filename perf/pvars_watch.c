@@ -1,6 +1,7 @@
 /*
  * --watch: every interval, what the started counters, aggregates and timers counted in it and the
- * current value of the other numeric pvars bound to no object, until SIGINT / SIGTERM or --count.
+ * current value of the other numeric pvars bound to no object, and with ibmsg's own tool API of
+ * those bound to NIC ports on every port, until SIGINT / SIGTERM or --count.
  */
 #include <ibmsg/status.h>
 #include <ibmsg/tool.h>
@@ -26,17 +27,57 @@ static void pvars_on_signal(int sig)
 /* One watched variable: its handle and its last two readings (8 bytes: the widest type). */
 typedef struct pvars_watched {
     pvars_var_t *v;
+    char port[96]; /* "dev/port" for a variable bound to a NIC port, else "" */
     ibmsg_t_pvar_handle_t handle;
     bool delta; /* COUNTER, AGGREGATE, TIMER: what it counted in the interval */
     int read_rc;
     unsigned char prev[8], cur[8];
 } pvars_watched_t;
 
+/* A numeric variable --filter lets through (its binding is the caller's business). */
 static bool pvars_watchable(const pvars_state_t *st, const pvars_var_t *v)
 {
-    return v->bind == IBMSG_T_BIND_NO_OBJECT && v->datatype != IBMSG_T_CHAR &&
-           pvars_datatype_size(v->datatype) != 0 &&
+    return v->datatype != IBMSG_T_CHAR && pvars_datatype_size(v->datatype) != 0 &&
            (st->filter == NULL || strstr(v->name, st->filter) != NULL);
+}
+
+/* The watched variables so far (grown as ports add theirs). */
+typedef struct pvars_watch_list {
+    pvars_watched_t *ws;
+    int num, capacity;
+} pvars_watch_list_t;
+
+/*
+ * Watches handle (of count elements) on st->pvars[index], on port or "" for no object: as a
+ * pvars_port_fn too. Arrays are not watched (the session frees their handle).
+ */
+static int pvars_watch_add(pvars_state_t *st, int index, const char *port,
+                           ibmsg_t_pvar_handle_t handle, int count, void *arg)
+{
+    pvars_watch_list_t *list = arg;
+    pvars_var_t *v = &st->pvars[index];
+
+    if (count != 1 || !pvars_watchable(st, v)) {
+        return IBMSG_OK;
+    }
+    if (list->num == list->capacity) {
+        int capacity = list->capacity > 0 ? 2 * list->capacity : 64;
+        pvars_watched_t *ws = realloc(list->ws, (size_t)capacity * sizeof(*ws));
+        if (ws == NULL) {
+            return pvars_no_memory();
+        }
+        list->ws = ws;
+        list->capacity = capacity;
+    }
+    pvars_watched_t *w = &list->ws[list->num++];
+    memset(w, 0, sizeof(*w));
+    w->v = v;
+    snprintf(w->port, sizeof(w->port), "%s", port);
+    w->handle = handle;
+    w->delta = v->var_class == IBMSG_T_PVAR_CLASS_COUNTER ||
+               v->var_class == IBMSG_T_PVAR_CLASS_AGGREGATE ||
+               v->var_class == IBMSG_T_PVAR_CLASS_TIMER;
+    return IBMSG_OK;
 }
 
 /* The interval's number of a watched variable, as text that is also a JSON number. */
@@ -96,10 +137,17 @@ static void pvars_watch_print(const pvars_state_t *st, const pvars_watched_t *ws
     for (int i = 0; i < num; i++) {
         const pvars_watched_t *w = &ws[i];
         const char *what = w->delta ? "delta" : "value";
+        char name[256];
 
+        /* Text: one column for the variable, "name@dev/port" on a port. */
+        snprintf(name, sizeof(name), "%s%s%s", w->v->name, w->port[0] != '\0' ? "@" : "", w->port);
         if (st->json) {
             printf("%s{\"name\":", i > 0 ? "," : "");
             pvars_json_string(w->v->name);
+            if (w->port[0] != '\0') {
+                printf(",\"port\":");
+                pvars_json_string(w->port);
+            }
             printf(",\"class\":\"%s\",", pvars_class_name(w->v->var_class));
             if (w->read_rc != IBMSG_OK) {
                 printf("\"unavailable\":");
@@ -110,12 +158,11 @@ static void pvars_watch_print(const pvars_state_t *st, const pvars_watched_t *ws
             }
             putchar('}');
         } else if (w->read_rc != IBMSG_OK) {
-            printf("%-56s %-14s %-5s unavailable: %s\n", w->v->name,
-                   pvars_class_name(w->v->var_class), "-", ibmsg_status_string(w->read_rc));
+            printf("%-56s %-14s %-5s unavailable: %s\n", name, pvars_class_name(w->v->var_class),
+                   "-", ibmsg_status_string(w->read_rc));
         } else {
             pvars_watch_number(w, number, sizeof(number));
-            printf("%-56s %-14s %-5s %s\n", w->v->name, pvars_class_name(w->v->var_class), what,
-                   number);
+            printf("%-56s %-14s %-5s %s\n", name, pvars_class_name(w->v->var_class), what, number);
         }
     }
     printf(st->json ? "]}\n" : "\n");
@@ -133,7 +180,8 @@ static int pvars_watch_read(ibmsg_t_pvar_session_t session, pvars_watched_t *ws,
     for (int i = 0; i < num; i++) {
         ws[i].read_rc = pvars_api->pvar_read(session, ws[i].handle, ws[i].cur);
         if (ws[i].read_rc != IBMSG_OK && !pvars_unavailable(ws[i].read_rc)) {
-            return pvars_fail(ws[i].read_rc, "pvar_read(%s)", ws[i].v->name);
+            return pvars_fail(ws[i].read_rc, "pvar_read(%s%s%s)", ws[i].v->name,
+                              ws[i].port[0] != '\0' ? "@" : "", ws[i].port);
         }
     }
     return IBMSG_OK;
@@ -141,51 +189,44 @@ static int pvars_watch_read(ibmsg_t_pvar_session_t session, pvars_watched_t *ws,
 
 /*
  * Every numeric pvar bound to no object (and matching --filter) gets a handle in one session,
- * all are started at one instant, then every interval all are read: counters, aggregates and
+ * with ibmsg's own tool API also every one bound to a NIC port on every port that has it; all
+ * are started at one instant, then every interval all are read: counters, aggregates and
  * timers print what they counted in the interval, the other classes their value. SIGINT or
  * SIGTERM (or --count intervals) ends it with a final line.
  */
 int pvars_watch(pvars_state_t *st)
 {
     ibmsg_t_pvar_session_t session = IBMSG_T_PVAR_SESSION_NULL;
-    pvars_watched_t *ws = calloc((size_t)st->num_pvars + 1, sizeof(*ws));
+    pvars_watch_list_t list = {NULL, 0, 0};
+    pvars_watched_t *ws;
     struct sigaction sa, old_int, old_term;
     struct timespec start, last, now;
     long interval = 0;
-    int num = 0, rc;
+    int num, rc;
 
-    if (ws == NULL) {
-        return pvars_no_memory();
-    }
     rc = pvars_api->pvar_session_create(&session);
     if (rc != IBMSG_OK) {
-        free(ws);
         return pvars_fail(rc, "pvar_session_create");
     }
     for (int i = 0; i < st->num_pvars && rc == IBMSG_OK; i++) {
-        pvars_var_t *v = &st->pvars[i];
-        pvars_watched_t *w = &ws[num];
+        ibmsg_t_pvar_handle_t handle = IBMSG_T_PVAR_HANDLE_NULL;
         int count = 0;
 
-        if (!pvars_watchable(st, v)) {
+        if (st->pvars[i].bind != IBMSG_T_BIND_NO_OBJECT || !pvars_watchable(st, &st->pvars[i])) {
             continue;
         }
-        int alloc_rc = pvars_api->pvar_handle_alloc(session, i, NULL, &w->handle, &count);
-        if (alloc_rc != IBMSG_OK) {
-            if (!pvars_unavailable(alloc_rc)) {
-                rc = pvars_fail(alloc_rc, "pvar_handle_alloc(%s)", v->name);
-            }
-            continue;
+        int alloc_rc = pvars_api->pvar_handle_alloc(session, i, NULL, &handle, &count);
+        if (alloc_rc == IBMSG_OK) {
+            rc = pvars_watch_add(st, i, "", handle, count, &list);
+        } else if (!pvars_unavailable(alloc_rc)) {
+            rc = pvars_fail(alloc_rc, "pvar_handle_alloc(%s)", st->pvars[i].name);
         }
-        if (count != 1) {
-            continue; /* arrays are not watched; the session frees the handle */
-        }
-        w->v = v;
-        w->delta = v->var_class == IBMSG_T_PVAR_CLASS_COUNTER ||
-                   v->var_class == IBMSG_T_PVAR_CLASS_AGGREGATE ||
-                   v->var_class == IBMSG_T_PVAR_CLASS_TIMER;
-        num++;
     }
+    if (rc == IBMSG_OK && st->mpit == NULL) {
+        rc = pvars_port_handles(st, session, pvars_watch_add, &list);
+    }
+    ws = list.ws;
+    num = list.num;
     if (rc == IBMSG_OK) {
         rc = pvars_api->pvar_start(session, IBMSG_T_PVAR_ALL_HANDLES);
         if (rc != IBMSG_OK) {
@@ -248,6 +289,6 @@ int pvars_watch(pvars_state_t *st)
     if (free_rc != IBMSG_OK && rc == IBMSG_OK) {
         rc = pvars_fail(free_rc, "pvar_session_free");
     }
-    free(ws);
+    free(list.ws);
     return rc;
 }
