@@ -42,10 +42,10 @@ typedef struct core_rdesc {
 typedef struct core_sslot {
     struct ibmsg_ep_s *ep;
     verbs_buf_t *buf;
-    struct ibmsg_request_s *rndv; /* an RDMA READ of this receive's rendezvous pull */
-    struct ibmsg_request_s *req;  /* a one-sided operation this entry ends (rma.c), or NULL */
+    struct ibmsg_request_s *rndv;   /* an RDMA READ of this receive's rendezvous pull */
+    struct ibmsg_request_s *req;    /* a one-sided operation this entry ends (rma.c), or NULL */
     struct ibmsg_request_s *unbind; /* a LOCAL_INV of this rendezvous send's window */
-    uint8_t signaled;             /* posted with a completion requested (signals_outstanding) */
+    uint8_t signaled;               /* posted with a completion requested (signals_outstanding) */
 } core_sslot_t;
 
 typedef enum core_req_state {

@@ -168,9 +168,9 @@ int core_rndv_send(ibmsg_ep_t ep, struct ibmsg_request_s *req)
         return IBMSG_ERR_NO_RESOURCE; /* the bind and the RTS go together */
     }
     if (req->rndv.reg == NULL) {
-        unsigned access = VERBS_ACCESS_EXACT | (rv->windows ? VERBS_ACCESS_MW_BIND
-                                                            : VERBS_ACCESS_REMOTE_READ |
-                                                                  VERBS_ACCESS_UNCACHED);
+        unsigned access =
+            VERBS_ACCESS_EXACT |
+            (rv->windows ? VERBS_ACCESS_MW_BIND : VERBS_ACCESS_REMOTE_READ | VERBS_ACCESS_UNCACHED);
         status = verbs_rcache_get(ep->ctx->rcache, req->buf, req->len, access, &req->rndv.reg);
         if (status != IBMSG_OK) {
             req->rndv.reg = NULL;
@@ -269,8 +269,8 @@ static void unbind_service(ibmsg_ep_t ep)
         slot->ep = ep;
         slot->unbind = req;
         slot->signaled = 1;
-        if (verbs_qp_post_local_inv(ep->qp, req->rndv.rkey, VERBS_SEND_SIGNALED,
-                                    (uintptr_t)slot) != IBMSG_OK) {
+        if (verbs_qp_post_local_inv(ep->qp, req->rndv.rkey, VERBS_SEND_SIGNALED, (uintptr_t)slot) !=
+            IBMSG_OK) {
             slot->unbind = NULL;
             slot->signaled = 0;
             core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);

@@ -106,7 +106,7 @@ typedef struct core_rndv_ep {
     uint32_t reads_max;  /* the QP's max_rd_atomic */
     uint32_t chunk;      /* largest READ */
     uint64_t rejected_logged;
-    struct ibmsg_request_s *pull_head, *pull_tail; /* receives with READs to post, in order */
+    struct ibmsg_request_s *pull_head, *pull_tail;     /* receives with READs to post, in order */
     struct ibmsg_request_s *unbind_head, *unbind_tail; /* sends whose window needs LOCAL_INV */
     core_window_t *win_free; /* unbound windows, reused (allocated when none is free) */
     uint8_t windows;         /* sends offer windows (device has type 2B, core_rndv_windows) */
@@ -132,8 +132,7 @@ int core_rndv_send(struct ibmsg_ep_s *ep, struct ibmsg_request_s *req);
  * unexpected), 0 when it was consumed (pull started, FIN handled, or rejected and counted):
  * repost it.
  */
-int core_rndv_arrival(struct ibmsg_ep_s *ep, const core_wire_hdr_t *hdr,
-                      const struct verbs_wc *wc);
+int core_rndv_arrival(struct ibmsg_ep_s *ep, const core_wire_hdr_t *hdr, const struct verbs_wc *wc);
 
 /** A message other than a FIN invalidated one of our keys: count and log it (a broken peer). */
 void core_rndv_stray_invalidation(struct ibmsg_ep_s *ep, uint32_t rkey);

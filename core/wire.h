@@ -92,7 +92,8 @@ static inline core_wire_check_t core_wire_validate(const core_wire_hdr_t *hdr, u
     if (util_unlikely(hdr->type < CORE_WIRE_EAGER || hdr->type > CORE_WIRE_FIN)) {
         return CORE_WIRE_BAD_TYPE;
     }
-    if (util_unlikely((hdr->flags & ~(hdr->type == CORE_WIRE_RTS ? CORE_WIRE_FLAG_WINDOW : 0)) != 0 ||
+    if (util_unlikely((hdr->flags & ~(hdr->type == CORE_WIRE_RTS ? CORE_WIRE_FLAG_WINDOW : 0)) !=
+                          0 ||
                       hdr->reserved != 0)) {
         return CORE_WIRE_BAD_FLAGS;
     }

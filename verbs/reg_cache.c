@@ -234,7 +234,8 @@ static int rcache_miss(verbs_rcache_t *rc, uintptr_t start, uintptr_t end, unsig
         return IBMSG_ERR_NO_MEMORY;
     }
     /* Make room first: evicted registrations unpin memory the new one may need. */
-    int fits = cacheable && rc->p.enabled && end - start <= rc->p.max_bytes && make_room(rc, end - start);
+    int fits =
+        cacheable && rc->p.enabled && end - start <= rc->p.max_bytes && make_room(rc, end - start);
     status = rc->ops.reg(rc->arg, start, end - start, access, &e->handle, &e->lkey, &e->rkey);
     if (status != IBMSG_OK) {
         free(e);

@@ -79,8 +79,7 @@ struct WindowTest : core_test::PairTest {
     void receive(uint64_t tag)
     {
         ibmsg_tag_status_t st{};
-        ASSERT_EQ(ibmsg_tag_recv(ctx, b, in.data(), len, tag, IBMSG_TAG_MASK_EXACT, &st),
-                  IBMSG_OK);
+        ASSERT_EQ(ibmsg_tag_recv(ctx, b, in.data(), len, tag, IBMSG_TAG_MASK_EXACT, &st), IBMSG_OK);
         ASSERT_EQ(ibmsg_request_wait(&sreq, nullptr), IBMSG_OK);
         ASSERT_EQ(memcmp(in.data(), msg, len), 0);
     }
