@@ -41,6 +41,9 @@ extern "C" {
       "bytes of user memory the cache keeps registered at most")                                 \
     X(rndv_chunk, "core_rndv_chunk", 0, 0, 1073741824,                                           \
       "largest RDMA READ of the rendezvous protocol; 0: the port's max message size")            \
+    X(rndv_windows, "core_rndv_windows", 1, 0, 1,                                                \
+      "1: rendezvous keys are memory windows over exactly the message (type 2B devices); 0: "    \
+      "a registration of exactly the message per transfer")                                      \
     X(keepalive_ms, "core_keepalive_ms", 1000, 0, 3600000,                                       \
       "probe an endpoint that received nothing for this long (ms; 0: never; see failure.h)")
 

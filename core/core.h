@@ -42,9 +42,10 @@ typedef struct core_rdesc {
 typedef struct core_sslot {
     struct ibmsg_ep_s *ep;
     verbs_buf_t *buf;
-    struct ibmsg_request_s *rndv; /* an RDMA READ of this receive's rendezvous pull */
-    struct ibmsg_request_s *req;  /* a one-sided operation this entry ends (rma.c), or NULL */
-    uint8_t signaled;             /* posted with a completion requested (signals_outstanding) */
+    struct ibmsg_request_s *rndv;   /* an RDMA READ of this receive's rendezvous pull */
+    struct ibmsg_request_s *req;    /* a one-sided operation this entry ends (rma.c), or NULL */
+    struct ibmsg_request_s *unbind; /* a LOCAL_INV of this rendezvous send's window */
+    uint8_t signaled;               /* posted with a completion requested (signals_outstanding) */
 } core_sslot_t;
 
 typedef enum core_req_state {
@@ -169,9 +170,18 @@ int core_progress(struct ibmsg_context_s *ctx, int *events);
 void core_ep_mark_dirty(struct ibmsg_ep_s *ep);
 /** Post the endpoint's queued sends while credits and send-queue room last; return credits. */
 void core_ep_service(struct ibmsg_ep_s *ep);
-/** Post one message now (credits and room checked by the caller). */
-int core_ep_post_msg(struct ibmsg_ep_s *ep, uint8_t type, uint64_t tag, const void *buf,
-                     uint32_t len);
+/**
+ * Post one message now (credits and room checked by the caller) with header flags; invalidate:
+ * NULL, or the peer's window key the message invalidates (SEND_WITH_INV).
+ */
+int core_ep_post_hdr(struct ibmsg_ep_s *ep, uint8_t type, uint8_t flags, uint64_t tag,
+                     const void *buf, uint32_t len, const uint32_t *invalidate);
+/** Post one message now, no flags (credits and room checked by the caller). */
+static inline int core_ep_post_msg(struct ibmsg_ep_s *ep, uint8_t type, uint64_t tag,
+                                   const void *buf, uint32_t len)
+{
+    return core_ep_post_hdr(ep, type, 0, tag, buf, len, NULL);
+}
 /** Whether a data message may be posted on ep now. */
 static inline int core_ep_can_send(const struct ibmsg_ep_s *ep)
 {

@@ -323,6 +323,10 @@ int ibmsg_ep_destroy(ibmsg_ep_t ep)
             core_rma_complete(ep, slot->req, IBMSG_ERR_CANCELED);
             slot->req = NULL;
         }
+        if (slot->unbind != NULL) { /* a send whose FIN came: the data was read */
+            core_rndv_unbound(ep, slot->unbind, VERBS_WC_FLUSH);
+            slot->unbind = NULL;
+        }
     }
     if (ep->prev != NULL) {
         ep->prev->next = ep->next;

@@ -60,10 +60,7 @@ void core_ep_fail(ibmsg_ep_t ep, int error)
     while ((e = core_mq_list_first(&ep->pending)) != NULL) {
         struct ibmsg_request_s *req = util_container_of(e, struct ibmsg_request_s, mq);
         core_mq_list_remove(e);
-        if (req->rndv.reg != NULL) { /* registered for an RTS that never went */
-            verbs_rcache_put(ctx->rcache, req->rndv.reg);
-            req->rndv.reg = NULL;
-        }
+        core_rndv_send_drop(ep, req); /* registered (and bound) for an RTS that never went */
         core_req_complete(req, error);
     }
     core_rndv_ep_fail(ep, error);
@@ -143,6 +140,10 @@ static void handle_recv(ibmsg_context_t ctx, const verbs_wc_t *wc)
         return;
     }
     ep->rx_seq++;
+    if (util_unlikely(wc->flags & VERBS_WC_INVALIDATED) && hdr->type != CORE_WIRE_FIN &&
+        hdr->type != CORE_WIRE_RTS) {
+        core_rndv_stray_invalidation(ep, wc->ex); /* only a FIN may invalidate (RTS: rndv.c) */
+    }
     if (hdr->credits != 0) {
         core_credit_grant(&ep->cr, hdr->credits);
     }
@@ -152,7 +153,7 @@ static void handle_recv(ibmsg_context_t ctx, const verbs_wc_t *wc)
         return;
     }
     if (util_unlikely(hdr->type != CORE_WIRE_EAGER)) {
-        if (core_rndv_arrival(ep, hdr) == 0) { /* pulled, a FIN, or rejected */
+        if (core_rndv_arrival(ep, hdr, wc) == 0) { /* pulled, a FIN, or rejected */
             ep_queue_repost(ep, d);
             return;
         }
@@ -216,6 +217,11 @@ static void handle_send(ibmsg_context_t ctx, const verbs_wc_t *wc)
             core_rma_complete(ep, s->req, ep->sq_tail == last ? error : IBMSG_OK);
             s->req = NULL;
         }
+        if (s->unbind != NULL) { /* signalled: this is its own completion */
+            struct ibmsg_request_s *r = s->unbind;
+            s->unbind = NULL;
+            core_rndv_unbound(ep, r, wc->status);
+        }
     }
     /* A flushed queue pair completes its unsignalled work requests too: only a signalled one
        was counted out. */
@@ -230,7 +236,8 @@ static void handle_send(ibmsg_context_t ctx, const verbs_wc_t *wc)
     }
 }
 
-int core_ep_post_msg(ibmsg_ep_t ep, uint8_t type, uint64_t tag, const void *buf, uint32_t len)
+int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t tag, const void *buf,
+                     uint32_t len, const uint32_t *invalidate)
 {
     ibmsg_context_t ctx = ep->ctx;
     core_sslot_t *slot = &ep->sring[ep->sq_head & ep->sq_mask];
@@ -248,7 +255,7 @@ int core_ep_post_msg(ibmsg_ep_t ep, uint8_t type, uint64_t tag, const void *buf,
         core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, 1);
     }
     hdr.type = type;
-    hdr.flags = 0;
+    hdr.flags = hdr_flags;
     hdr.credits = core_credit_consume(&ep->cr);
     hdr.seq = ep->tx_seq++;
     hdr.tag = tag;
@@ -280,7 +287,11 @@ int core_ep_post_msg(ibmsg_ep_t ep, uint8_t type, uint64_t tag, const void *buf,
         ep->signals_outstanding++;
         slot->signaled = 1;
     }
-    status = verbs_qp_post_send(ep->qp, sge, nsge, flags, (uintptr_t)slot);
+    if (invalidate != NULL) {
+        flags |= VERBS_SEND_INVALIDATE;
+    }
+    status = verbs_qp_post_send(ep->qp, sge, nsge, flags, invalidate != NULL ? *invalidate : 0,
+                                (uintptr_t)slot);
     core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
     if (util_unlikely(status != IBMSG_OK)) {
         if (b != NULL) {

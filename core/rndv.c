@@ -4,6 +4,7 @@
 
 #include "core/core.h"
 #include "util/log.h"
+#include "verbs/mw.h"
 
 #define RNDV_MASK (CORE_RNDV_MAX - 1)
 
@@ -32,15 +33,114 @@ int core_rndv_ep_init(ibmsg_ep_t ep)
         chunk = info->max_msg_sz != 0 ? info->max_msg_sz : (1u << 30);
     }
     rv->chunk = (uint32_t)chunk;
+    rv->windows = info->mw_type2 && ep->ctx->cfg.rndv_windows != 0;
     return IBMSG_OK;
 }
 
 void core_rndv_ep_cleanup(ibmsg_ep_t ep)
 {
+    core_window_t *w;
+
+    while ((w = ep->rndv.win_free) != NULL) {
+        ep->rndv.win_free = w->next;
+        verbs_mw_free(w->mw);
+        free(w);
+    }
     free(ep->rndv.tx);
     free(ep->rndv.fin);
     ep->rndv.tx = NULL;
     ep->rndv.fin = NULL;
+}
+
+/* A window to bind: a free one, or a new one (once per level of concurrency, then reused). */
+static int window_get(ibmsg_ep_t ep, core_window_t **w_p)
+{
+    core_window_t *w = ep->rndv.win_free;
+    int status;
+
+    if (w != NULL) {
+        ep->rndv.win_free = w->next;
+        *w_p = w;
+        return IBMSG_OK;
+    }
+    w = malloc(sizeof(*w));
+    if (w == NULL) {
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    status = verbs_mw_alloc(ep->ctx->dev, &w->mw);
+    if (status != IBMSG_OK) {
+        free(w);
+        return status;
+    }
+    *w_p = w;
+    return IBMSG_OK;
+}
+
+/* A window comes back: reusable once known invalidated, else freed (which invalidates it). */
+static void window_put(ibmsg_ep_t ep, core_window_t *w, int invalidated)
+{
+    if (invalidated) {
+        w->next = ep->rndv.win_free;
+        ep->rndv.win_free = w;
+        return;
+    }
+    verbs_mw_free(w->mw);
+    free(w);
+}
+
+/* Bind a window over exactly the message (unsignalled: a failed bind completes with an error
+   anyway, and the RTS behind it cannot start before it). */
+static int window_bind(ibmsg_ep_t ep, struct ibmsg_request_s *req)
+{
+    core_sslot_t *slot = &ep->sring[ep->sq_head & ep->sq_mask];
+    core_window_t *w;
+    int status = window_get(ep, &w);
+
+    if (status != IBMSG_OK) {
+        return status;
+    }
+    memset(slot, 0, sizeof(*slot));
+    slot->ep = ep;
+    status = verbs_qp_post_bind(ep->qp, w->mw, req->rndv.reg, (uintptr_t)req->buf, req->len, 0,
+                                (uintptr_t)slot);
+    if (status != IBMSG_OK) {
+        window_put(ep, w, 1); /* never bound */
+        if (status != IBMSG_ERR_NO_RESOURCE) {
+            core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
+        }
+        return status;
+    }
+    ep->sq_head++;
+    req->rndv.win = w;
+    core_cnt_inc(ep->cnt, CNT_CORE_RNDV_WINDOWS_BOUND);
+    core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
+    return IBMSG_OK;
+}
+
+void core_rndv_send_drop(ibmsg_ep_t ep, struct ibmsg_request_s *req)
+{
+    /* The window first: a registration with a window bound cannot be released. */
+    if (req->rndv.win != NULL) {
+        window_put(ep, req->rndv.win, 0);
+        req->rndv.win = NULL;
+    }
+    if (req->rndv.reg != NULL) {
+        verbs_rcache_put(ep->ctx->rcache, req->rndv.reg);
+        req->rndv.reg = NULL;
+    }
+    req->rndv.active = 0;
+}
+
+/* A send whose peer is done with it ends: its window (invalidated) and registration return. */
+static void send_end(ibmsg_ep_t ep, struct ibmsg_request_s *req, int invalidated)
+{
+    if (req->rndv.win != NULL) {
+        window_put(ep, req->rndv.win, invalidated);
+        req->rndv.win = NULL;
+    }
+    core_rndv_send_drop(ep, req);
+    core_req_complete(req, IBMSG_OK);
+    core_ep_mark_dirty(ep); /* a send may wait for the id */
 }
 
 static UTIL_COLD void rndv_reject(ibmsg_ep_t ep, const char *what, const core_wire_rndv_t *b)
@@ -64,24 +164,39 @@ int core_rndv_send(ibmsg_ep_t ep, struct ibmsg_request_s *req)
     if (rv->tx[id & RNDV_MASK] != NULL) {
         return IBMSG_ERR_NO_RESOURCE; /* CORE_RNDV_MAX sends await their FIN */
     }
+    if (rv->windows && req->rndv.win == NULL && ep->sq_head - ep->sq_tail + 2 > ep->sq_depth) {
+        return IBMSG_ERR_NO_RESOURCE; /* the bind and the RTS go together */
+    }
     if (req->rndv.reg == NULL) {
-        status = verbs_rcache_get(ep->ctx->rcache, req->buf, req->len, VERBS_ACCESS_REMOTE_READ,
-                                  &req->rndv.reg);
+        unsigned access =
+            VERBS_ACCESS_EXACT |
+            (rv->windows ? VERBS_ACCESS_MW_BIND : VERBS_ACCESS_REMOTE_READ | VERBS_ACCESS_UNCACHED);
+        status = verbs_rcache_get(ep->ctx->rcache, req->buf, req->len, access, &req->rndv.reg);
         if (status != IBMSG_OK) {
+            req->rndv.reg = NULL;
             return status == IBMSG_ERR_NO_RESOURCE ? IBMSG_ERR_NO_MEMORY : status;
+        }
+    }
+    if (rv->windows && req->rndv.win == NULL) {
+        status = window_bind(ep, req);
+        if (status != IBMSG_OK) {
+            if (status != IBMSG_ERR_NO_RESOURCE) {
+                core_rndv_send_drop(ep, req);
+            }
+            return status; /* NO_RESOURCE: retried with the registration kept */
         }
     }
     body.addr = (uintptr_t)req->buf;
     body.length = req->len;
-    body.rkey = req->rndv.reg->rkey;
+    body.rkey = req->rndv.win != NULL ? verbs_mw_rkey(req->rndv.win->mw) : req->rndv.reg->rkey;
     body.id = id;
-    status = core_ep_post_msg(ep, CORE_WIRE_RTS, req->status.tag, &body, sizeof(body));
+    status = core_ep_post_hdr(ep, CORE_WIRE_RTS, req->rndv.win != NULL ? CORE_WIRE_FLAG_WINDOW : 0,
+                              req->status.tag, &body, sizeof(body), NULL);
     if (status != IBMSG_OK) {
         if (status != IBMSG_ERR_NO_RESOURCE) {
-            verbs_rcache_put(ep->ctx->rcache, req->rndv.reg);
-            req->rndv.reg = NULL;
+            core_rndv_send_drop(ep, req);
         }
-        return status; /* on NO_RESOURCE the registration is kept for the retry */
+        return status; /* on NO_RESOURCE the registration and window are kept for the retry */
     }
     rv->tx[id & RNDV_MASK] = req;
     rv->tx_next_id++;
@@ -93,34 +208,99 @@ int core_rndv_send(ibmsg_ep_t ep, struct ibmsg_request_s *req)
     return IBMSG_OK;
 }
 
-/* The FIN of a send: check it names exactly an outstanding transfer, then complete it. */
-static void rndv_fin(ibmsg_ep_t ep, const core_wire_rndv_t *fin)
+void core_rndv_stray_invalidation(ibmsg_ep_t ep, uint32_t rkey)
+{
+    core_cnt_inc(ep->cnt, CNT_CORE_RNDV_REJECTED);
+    if (ep->rndv.rejected_logged++ < 8) {
+        util_error("qp 0x%x: the peer invalidated key 0x%x outside a FIN", ep->qpn, rkey);
+    }
+}
+
+/* The FIN of a send: check it names exactly an outstanding transfer, then end it. */
+static void rndv_fin(ibmsg_ep_t ep, const core_wire_rndv_t *fin, const verbs_wc_t *wc)
 {
     struct ibmsg_request_s **slot = &ep->rndv.tx[fin->id & RNDV_MASK];
     struct ibmsg_request_s *req = *slot;
+    int invalidated = (wc->flags & VERBS_WC_INVALIDATED) != 0;
 
     if (req == NULL || req->rndv.id != fin->id || (uintptr_t)req->buf != fin->addr ||
         req->rndv.rkey != fin->rkey || fin->length > req->len) {
         rndv_reject(ep, "FIN", fin);
+        if (invalidated) {
+            core_rndv_stray_invalidation(ep, wc->ex);
+        }
         return;
     }
     *slot = NULL;
-    verbs_rcache_put(ep->ctx->rcache, req->rndv.reg);
-    req->rndv.reg = NULL;
-    req->rndv.active = 0;
-    core_req_complete(req, IBMSG_OK);
-    core_ep_mark_dirty(ep); /* a send may wait for the id */
+    if (req->rndv.win == NULL || (invalidated && wc->ex == req->rndv.rkey)) {
+        send_end(ep, req, 1); /* no window, or the FIN killed exactly its key */
+        return;
+    }
+    if (invalidated) {
+        core_rndv_stray_invalidation(ep, wc->ex); /* some other key of ours */
+    }
+    /* Not invalidated by the peer: do it here before the send completes. */
+    req->rndv.next = NULL;
+    if (ep->rndv.unbind_tail != NULL) {
+        ep->rndv.unbind_tail->rndv.next = req;
+    } else {
+        ep->rndv.unbind_head = req;
+    }
+    ep->rndv.unbind_tail = req;
+    core_ep_mark_dirty(ep);
 }
 
-int core_rndv_arrival(ibmsg_ep_t ep, const core_wire_hdr_t *hdr)
+void core_rndv_unbound(ibmsg_ep_t ep, struct ibmsg_request_s *req, int wc_status)
+{
+    /* The FIN said the data was read: the send succeeded whatever the LOCAL_INV did; a failed
+       or flushed one leaves the window in doubt, so it is freed rather than reused. */
+    send_end(ep, req, wc_status == VERBS_WC_SUCCESS);
+}
+
+/* Post the LOCAL_INVs of sends whose FIN did not invalidate their window, in order. */
+static void unbind_service(ibmsg_ep_t ep)
+{
+    core_rndv_ep_t *rv = &ep->rndv;
+    struct ibmsg_request_s *req;
+
+    while ((req = rv->unbind_head) != NULL && ep->sq_head - ep->sq_tail < ep->sq_depth) {
+        core_sslot_t *slot = &ep->sring[ep->sq_head & ep->sq_mask];
+        memset(slot, 0, sizeof(*slot));
+        slot->ep = ep;
+        slot->unbind = req;
+        slot->signaled = 1;
+        if (verbs_qp_post_local_inv(ep->qp, req->rndv.rkey, VERBS_SEND_SIGNALED, (uintptr_t)slot) !=
+            IBMSG_OK) {
+            slot->unbind = NULL;
+            slot->signaled = 0;
+            core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
+            return;
+        }
+        rv->unbind_head = req->rndv.next;
+        if (rv->unbind_head == NULL) {
+            rv->unbind_tail = NULL;
+        }
+        req->rndv.next = NULL;
+        ep->sq_head++;
+        ep->sq_last_signal = ep->sq_head;
+        ep->signals_outstanding++;
+        core_cnt_inc(ep->cnt, CNT_CORE_RNDV_LOCAL_INVALIDATIONS);
+        core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
+    }
+}
+
+int core_rndv_arrival(ibmsg_ep_t ep, const core_wire_hdr_t *hdr, const verbs_wc_t *wc)
 {
     const core_wire_rndv_t *body = (const core_wire_rndv_t *)(const void *)(hdr + 1);
     core_rndv_ep_t *rv = &ep->rndv;
     core_mq_entry_t *e;
 
     if (hdr->type == CORE_WIRE_FIN) {
-        rndv_fin(ep, body);
+        rndv_fin(ep, body, wc);
         return 0;
+    }
+    if (util_unlikely(wc->flags & VERBS_WC_INVALIDATED)) {
+        core_rndv_stray_invalidation(ep, wc->ex);
     }
     /* An RTS: the next id, of a size the eager protocol would not carry, within the window. */
     if (body->id != rv->rx_next_id || body->length <= ep->peer_limit ||
@@ -135,7 +315,7 @@ int core_rndv_arrival(ibmsg_ep_t ep, const core_wire_hdr_t *hdr)
     if (e == NULL) {
         return 1;
     }
-    core_rndv_pull(ep, util_container_of(e, struct ibmsg_request_s, mq), hdr->tag, body);
+    core_rndv_pull(ep, util_container_of(e, struct ibmsg_request_s, mq), hdr);
     return 0;
 }
 
@@ -144,12 +324,13 @@ static void pull_service(ibmsg_ep_t ep);
 static void fin_queue(ibmsg_ep_t ep, const struct ibmsg_request_s *req, uint64_t bytes)
 {
     core_rndv_ep_t *rv = &ep->rndv;
-    core_wire_rndv_t *f = &rv->fin[rv->fin_head++ & RNDV_MASK];
+    core_rndv_fin_t *f = &rv->fin[rv->fin_head++ & RNDV_MASK];
 
-    f->addr = req->rndv.raddr;
-    f->length = bytes;
-    f->rkey = req->rndv.rkey;
-    f->id = req->rndv.id;
+    f->body.addr = req->rndv.raddr;
+    f->body.length = bytes;
+    f->body.rkey = req->rndv.rkey;
+    f->body.id = req->rndv.id;
+    f->invalidate = req->rndv.window;
     core_ep_mark_dirty(ep);
 }
 
@@ -175,15 +356,15 @@ static void pull_finish(ibmsg_ep_t ep, struct ibmsg_request_s *req)
     core_req_complete(req, req->rndv.error);
 }
 
-void core_rndv_pull(ibmsg_ep_t ep, struct ibmsg_request_s *req, uint64_t tag,
-                    const core_wire_rndv_t *rts)
+void core_rndv_pull(ibmsg_ep_t ep, struct ibmsg_request_s *req, const core_wire_hdr_t *hdr)
 {
+    const core_wire_rndv_t *rts = (const core_wire_rndv_t *)(const void *)(hdr + 1);
     core_rndv_ep_t *rv = &ep->rndv;
     core_rndv_req_t *r = &req->rndv;
 
     req->ep = ep;
     req->status.source = ep;
-    req->status.tag = tag;
+    req->status.tag = hdr->tag;
     req->status.length = rts->length;
     r->raddr = rts->addr;
     r->rkey = rts->rkey;
@@ -192,6 +373,7 @@ void core_rndv_pull(ibmsg_ep_t ep, struct ibmsg_request_s *req, uint64_t tag,
     r->posted = 0;
     r->reads_out = 0;
     r->active = 1;
+    r->window = (hdr->flags & CORE_WIRE_FLAG_WINDOW) != 0;
     r->error = IBMSG_OK;
     r->next = NULL;
     if (rts->length > req->len) {
@@ -256,8 +438,8 @@ static void pull_service(ibmsg_ep_t ep)
             }
             verbs_sge_t sge = {(uintptr_t)req->buf + r->posted, n, r->reg->lkey};
 
-            slot->buf = NULL;
-            slot->req = NULL;
+            memset(slot, 0, sizeof(*slot));
+            slot->ep = ep;
             slot->rndv = req;
             slot->signaled = 1;
             /* Every READ is signalled: its completion frees a read slot and may end the pull. */
@@ -290,9 +472,13 @@ void core_rndv_service(ibmsg_ep_t ep)
 {
     core_rndv_ep_t *rv = &ep->rndv;
 
+    if (rv->unbind_head != NULL) {
+        unbind_service(ep);
+    }
     while (rv->fin_tail != rv->fin_head && core_ep_can_send(ep)) {
-        const core_wire_rndv_t *f = &rv->fin[rv->fin_tail & RNDV_MASK];
-        if (core_ep_post_msg(ep, CORE_WIRE_FIN, 0, f, sizeof(*f)) != IBMSG_OK) {
+        const core_rndv_fin_t *f = &rv->fin[rv->fin_tail & RNDV_MASK];
+        if (core_ep_post_hdr(ep, CORE_WIRE_FIN, 0, 0, &f->body, sizeof(f->body),
+                             f->invalidate ? &f->body.rkey : NULL) != IBMSG_OK) {
             break; /* no bounce buffer (retried later) or the endpoint failed */
         }
         rv->fin_tail++;
@@ -311,17 +497,24 @@ void core_rndv_ep_fail(ibmsg_ep_t ep, int error)
     if (rv->tx == NULL) {
         return;
     }
-    /* Sends: the peer can no longer read them (the QP is in error or about to be). */
+    /* Sends: the peer can no longer read them (the QP is in error or about to be, and their
+       windows are freed). */
     for (uint32_t i = 0; i < CORE_RNDV_MAX; i++) {
         req = rv->tx[i];
         if (req != NULL) {
             rv->tx[i] = NULL;
-            verbs_rcache_put(ep->ctx->rcache, req->rndv.reg);
-            req->rndv.reg = NULL;
-            req->rndv.active = 0;
+            core_rndv_send_drop(ep, req);
             core_req_complete(req, error);
         }
     }
+    /* Sends whose FIN came: the data was read, so they succeeded; the QP being in error, their
+       windows are unreachable and are freed. */
+    while ((req = rv->unbind_head) != NULL) {
+        rv->unbind_head = req->rndv.next;
+        req->rndv.next = NULL;
+        send_end(ep, req, 0);
+    }
+    rv->unbind_tail = NULL;
     /* Pulls: post nothing more; those with READs in flight end when the READs come back. */
     for (req = rv->pull_head; req != NULL; req = next) {
         next = req->rndv.next;

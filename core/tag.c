@@ -83,9 +83,7 @@ int ibmsg_tag_irecv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, size_t len, u
         if (util_unlikely(d->type == CORE_WIRE_RTS)) {
             /* A rendezvous arrived first: pull it now; the request completes with the data. */
             req->state = CORE_REQ_POSTED;
-            core_rndv_pull(
-                d->ep, req, d->mq.tag,
-                (const core_wire_rndv_t *)(const void *)((const core_wire_hdr_t *)d->buf.data + 1));
+            core_rndv_pull(d->ep, req, (const core_wire_hdr_t *)d->buf.data);
             verbs_pool_put(ctx->rpool, &d->buf);
             core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
             *req_p = req;

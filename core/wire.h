@@ -7,7 +7,8 @@
  *   type    CORE_WIRE_EAGER: tagged data follows; CORE_WIRE_CREDIT: credit return only;
  *           CORE_WIRE_RTS: a rendezvous request-to-send (tagged), CORE_WIRE_FIN: the end of a
  *           rendezvous pull (no tag); both followed by a core_wire_rndv_t (core/rndv.h).
- *   flags   0 (reserved)
+ *   flags   CORE_WIRE_FLAG_WINDOW on an RTS whose key is a memory window (the FIN invalidates
+ *           it); every other bit, and every bit on other types, is reserved (0)
  *   credits receive buffers the sender has reposted since its last return (piggy-backed)
  *   seq     per-connection message number, every message counts; RC delivers in order, so a
  *           gap or repeat is corruption
@@ -30,6 +31,10 @@ enum {
     CORE_WIRE_CREDIT = 2,
     CORE_WIRE_RTS = 3,
     CORE_WIRE_FIN = 4,
+};
+
+enum {
+    CORE_WIRE_FLAG_WINDOW = 1u << 0,
 };
 
 typedef struct core_wire_hdr {
@@ -87,7 +92,9 @@ static inline core_wire_check_t core_wire_validate(const core_wire_hdr_t *hdr, u
     if (util_unlikely(hdr->type < CORE_WIRE_EAGER || hdr->type > CORE_WIRE_FIN)) {
         return CORE_WIRE_BAD_TYPE;
     }
-    if (util_unlikely(hdr->flags != 0 || hdr->reserved != 0)) {
+    if (util_unlikely((hdr->flags & ~(hdr->type == CORE_WIRE_RTS ? CORE_WIRE_FLAG_WINDOW : 0)) !=
+                          0 ||
+                      hdr->reserved != 0)) {
         return CORE_WIRE_BAD_FLAGS;
     }
     if (util_unlikely(hdr->seq != expected_seq)) {

@@ -106,6 +106,11 @@
       "rendezvous", "RDMA READ work requests posted (a message is split by the port's limits)")    \
     X(CORE_RNDV_REJECTED, "core_rndv_rejected", COUNTER, ENDPOINT, USER_BASIC, "rendezvous",       \
       "Requests-to-send and FINs rejected: id, address, length or key of no outstanding transfer") \
+    X(CORE_RNDV_WINDOWS_BOUND, "core_rndv_windows_bound", COUNTER, ENDPOINT, TUNER_DETAIL,         \
+      "rendezvous", "Memory windows bound over exactly a rendezvous message (its key, one use)")   \
+    X(CORE_RNDV_LOCAL_INVALIDATIONS, "core_rndv_local_invalidations", COUNTER, ENDPOINT,           \
+      TUNER_DETAIL, "rendezvous",                                                                  \
+      "Windows invalidated here after the FIN, as the FIN did not invalidate them (SEND_WITH_INV)") \
     /* verbs: registration cache of user buffers (per context) */                                  \
     X(VERBS_REG_CACHE_HITS, "verbs_reg_cache_hits", COUNTER, CONTEXT, TUNER_BASIC, "reg_cache",    \
       "Registrations found in the cache and still mapping the same pages")                        \

@@ -38,6 +38,13 @@ int verbs_cq_create(verbs_dev_t *dev, int cqe, verbs_cq_t **cq_p)
         return status;
     }
     cq->size = cq->cq->cqe;
+    cq->inv_flags = IBV_WC_WITH_INV;
+    if (dev->info.vendor_id == VERBS_RXE_VENDOR_ID) {
+        /* rxe hands the kernel's IB_WC_WITH_INVALIDATE (bit 2) to user space unchanged, where
+           bit 2 reads IBV_WC_IP_CSUM_OK (seen on Debian 12's 6.1 kernel). It never sets the
+           checksum flag itself, so on rxe either bit means an invalidation. */
+        cq->inv_flags |= IBV_WC_IP_CSUM_OK;
+    }
     *cq_p = cq;
     return IBMSG_OK;
 }
@@ -73,6 +80,10 @@ int verbs_cq_poll(verbs_cq_t *cq, int max, verbs_wc_t *wcs)
         wcs[i].byte_len = wc[i].byte_len;
         wcs[i].qp_num = wc[i].qp_num;
         wcs[i].status = (int)wc[i].status;
+        wcs[i].flags = (wc[i].opcode == IBV_WC_RECV && (wc[i].wc_flags & cq->inv_flags))
+                           ? VERBS_WC_INVALIDATED
+                           : 0;
+        wcs[i].ex = wc[i].invalidated_rkey;
     }
     return n;
 }

@@ -20,8 +20,15 @@ typedef struct verbs_wc {
     uint64_t wr_id;
     uint32_t byte_len; /* receives: bytes that arrived */
     uint32_t qp_num;
-    int status; /* 0: success; else the verbs completion status, see verbs_wc_status_string */
+    int status;    /* 0: success; else the verbs completion status, see verbs_wc_status_string */
+    uint32_t ex;   /* receives: the key the message invalidated (VERBS_WC_INVALIDATED) */
+    uint8_t flags; /* receives: VERBS_WC_INVALIDATED */
 } verbs_wc_t;
+
+/* Flags of a receive completion. */
+enum {
+    VERBS_WC_INVALIDATED = 1u << 0, /* a SEND_WITH_INV: the peer invalidated key ex here */
+};
 
 /* Completion statuses the layers above tell apart (the values of enum ibv_wc_status). */
 enum {

@@ -23,7 +23,8 @@ static int mr_reg(void *arg, uintptr_t addr, size_t len, unsigned access, void *
 {
     mr_ops_arg_t *a = arg;
     int flags = ((access & VERBS_ACCESS_LOCAL_WRITE) ? IBV_ACCESS_LOCAL_WRITE : 0) |
-                ((access & VERBS_ACCESS_REMOTE_READ) ? IBV_ACCESS_REMOTE_READ : 0);
+                ((access & VERBS_ACCESS_REMOTE_READ) ? IBV_ACCESS_REMOTE_READ : 0) |
+                ((access & VERBS_ACCESS_MW_BIND) ? IBV_ACCESS_MW_BIND : 0);
     struct ibv_mr *mr = ibv_reg_mr(a->dev->pd, (void *)addr, len, flags);
 
     if (mr == NULL) {

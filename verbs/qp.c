@@ -12,13 +12,6 @@
 #include "util/log.h"
 #include "verbs/verbs_priv.h"
 
-struct verbs_qp {
-    struct ibv_qp *qp;
-    verbs_dev_t *dev;
-    verbs_qp_params_t caps;
-    uint32_t psn;
-};
-
 /* An initial PSN that differs between QPs and runs, so stale packets of an old QP do not fit. */
 static uint32_t initial_psn(const void *salt)
 {
@@ -237,12 +230,23 @@ int verbs_qp_to_error(verbs_qp_t *qp)
     return IBMSG_OK;
 }
 
+int verbs_qp_post_wr(verbs_qp_t *qp, struct ibv_send_wr *wr, const char *what)
+{
+    struct ibv_send_wr *bad;
+    int ret = ibv_post_send(qp->qp, wr, &bad);
+
+    if (util_unlikely(ret != 0)) {
+        util_error("qp 0x%x: ibv_post_send(%s) failed: %s", qp->qp->qp_num, what, strerror(ret));
+        return ret == ENOMEM ? IBMSG_ERR_NO_RESOURCE : verbs_errno_status(ret);
+    }
+    return IBMSG_OK;
+}
+
 int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigned flags,
-                       uint64_t wr_id)
+                       uint32_t inv_rkey, uint64_t wr_id)
 {
     struct ibv_sge sg[2];
-    struct ibv_send_wr wr, *bad;
-    int ret;
+    struct ibv_send_wr wr;
 
     for (int i = 0; i < nsge; i++) {
         sg[i].addr = sge[i].addr;
@@ -253,15 +257,11 @@ int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigne
     wr.next = NULL;
     wr.sg_list = sg;
     wr.num_sge = nsge;
-    wr.opcode = IBV_WR_SEND;
+    wr.opcode = (flags & VERBS_SEND_INVALIDATE) ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND;
     wr.send_flags = ((flags & VERBS_SEND_SIGNALED) ? IBV_SEND_SIGNALED : 0) |
                     ((flags & VERBS_SEND_INLINE) ? IBV_SEND_INLINE : 0);
-    ret = ibv_post_send(qp->qp, &wr, &bad);
-    if (util_unlikely(ret != 0)) {
-        util_error("qp 0x%x: ibv_post_send failed: %s", qp->qp->qp_num, strerror(ret));
-        return ret == ENOMEM ? IBMSG_ERR_NO_RESOURCE : verbs_errno_status(ret);
-    }
-    return IBMSG_OK;
+    wr.invalidate_rkey = inv_rkey;
+    return verbs_qp_post_wr(qp, &wr, "SEND");
 }
 
 int verbs_qp_post_recv(verbs_qp_t *qp, const verbs_sge_t *sges, const uint64_t *wr_ids, int n,
@@ -303,8 +303,7 @@ int verbs_qp_post_rdma(verbs_qp_t *qp, int op, const verbs_sge_t *sge, int nsge,
                        uint32_t rkey, unsigned flags, uint64_t wr_id)
 {
     struct ibv_sge sg;
-    struct ibv_send_wr wr, *bad;
-    int ret;
+    struct ibv_send_wr wr;
 
     if (nsge > 0) {
         sg.addr = sge->addr;
@@ -320,11 +319,5 @@ int verbs_qp_post_rdma(verbs_qp_t *qp, int op, const verbs_sge_t *sge, int nsge,
                     ((flags & VERBS_SEND_INLINE) ? IBV_SEND_INLINE : 0);
     wr.wr.rdma.remote_addr = raddr;
     wr.wr.rdma.rkey = rkey;
-    ret = ibv_post_send(qp->qp, &wr, &bad);
-    if (util_unlikely(ret != 0)) {
-        util_error("qp 0x%x: ibv_post_send(RDMA %s) failed: %s", qp->qp->qp_num,
-                   op == VERBS_RDMA_READ ? "READ" : "WRITE", strerror(ret));
-        return ret == ENOMEM ? IBMSG_ERR_NO_RESOURCE : verbs_errno_status(ret);
-    }
-    return IBMSG_OK;
+    return verbs_qp_post_wr(qp, &wr, op == VERBS_RDMA_READ ? "RDMA READ" : "RDMA WRITE");
 }

@@ -118,6 +118,15 @@ static int make_room(verbs_rcache_t *rc, uint64_t size)
     return 1;
 }
 
+/* The pages under [start, end) (an exact entry's range need not be page aligned). */
+static size_t span_pages(const verbs_rcache_t *rc, uintptr_t start, uintptr_t end, uintptr_t *first)
+{
+    uintptr_t mask = (uintptr_t)rc->p.page_size - 1;
+
+    *first = start & ~mask;
+    return (((end + mask) & ~mask) - *first) / rc->p.page_size;
+}
+
 static int read_frames(verbs_rcache_t *rc, uintptr_t start, size_t npages)
 {
     if (npages > rc->scratch_pages) {
@@ -214,9 +223,10 @@ static int all_present(const uint64_t *pfns, size_t npages)
 
 /* Register a new entry; cache it when validation and the limits allow. */
 static int rcache_miss(verbs_rcache_t *rc, uintptr_t start, uintptr_t end, unsigned access,
-                       verbs_reg_t **reg_p)
+                       int cacheable, verbs_reg_t **reg_p)
 {
-    size_t npages = (end - start) / rc->p.page_size;
+    uintptr_t first;
+    size_t npages = span_pages(rc, start, end, &first);
     verbs_reg_t *e = calloc(1, sizeof(*e));
     int status;
 
@@ -224,7 +234,8 @@ static int rcache_miss(verbs_rcache_t *rc, uintptr_t start, uintptr_t end, unsig
         return IBMSG_ERR_NO_MEMORY;
     }
     /* Make room first: evicted registrations unpin memory the new one may need. */
-    int fits = rc->p.enabled && end - start <= rc->p.max_bytes && make_room(rc, end - start);
+    int fits =
+        cacheable && rc->p.enabled && end - start <= rc->p.max_bytes && make_room(rc, end - start);
     status = rc->ops.reg(rc->arg, start, end - start, access, &e->handle, &e->lkey, &e->rkey);
     if (status != IBMSG_OK) {
         free(e);
@@ -250,7 +261,7 @@ static int rcache_miss(verbs_rcache_t *rc, uintptr_t start, uintptr_t end, unsig
     /* The frames are read after registering: they are the pinned ones later hits compare to. */
     if (fits) {
         e->pfns = malloc(npages * sizeof(*e->pfns));
-        if (e->pfns == NULL || rc->ops.pages(rc->arg, start, npages, e->pfns) != IBMSG_OK ||
+        if (e->pfns == NULL || rc->ops.pages(rc->arg, first, npages, e->pfns) != IBMSG_OK ||
             !all_present(e->pfns, npages)) {
             free(e->pfns);
             e->pfns = NULL;
@@ -278,16 +289,22 @@ int verbs_rcache_get(verbs_rcache_t *rc, const void *addr, size_t len, unsigned 
     if (rc == NULL || reg_p == NULL || len == 0 || a + len < a || a + len + mask < a + len) {
         return IBMSG_ERR_INVALID;
     }
-    start = a & ~mask;
-    end = (a + len + mask) & ~mask;
-    if (!rc->p.enabled) {
-        return rcache_miss(rc, start, end, access, reg_p);
+    if (access & VERBS_ACCESS_EXACT) {
+        start = a;
+        end = a + len;
+    } else {
+        start = a & ~mask;
+        end = (a + len + mask) & ~mask;
+    }
+    if (!rc->p.enabled || (access & VERBS_ACCESS_UNCACHED)) {
+        return rcache_miss(rc, start, end, access & ~VERBS_ACCESS_UNCACHED, 0, reg_p);
     }
     i = lower_bound(rc, start, end, access);
     if (i < rc->nentries && key_cmp(rc->index[i], start, end, access) == 0) {
         verbs_reg_t *e = rc->index[i];
-        size_t npages = (end - start) / rc->p.page_size;
-        int status = read_frames(rc, start, npages);
+        uintptr_t first;
+        size_t npages = span_pages(rc, start, end, &first);
+        int status = read_frames(rc, first, npages);
         if (status == IBMSG_OK && memcmp(rc->scratch, e->pfns, npages * sizeof(uint64_t)) == 0) {
             if (e->refcount++ == 0) {
                 lru_remove(e);
@@ -305,7 +322,7 @@ int verbs_rcache_get(verbs_rcache_t *rc, const void *addr, size_t len, unsigned 
             release(rc, e);
         }
     }
-    return rcache_miss(rc, start, end, access, reg_p);
+    return rcache_miss(rc, start, end, access, 1, reg_p);
 }
 
 void verbs_rcache_put(verbs_rcache_t *rc, verbs_reg_t *reg)

@@ -7,8 +7,14 @@
  * rounded out to page boundaries, with one access mode, and a lookup hits only an entry of
  * exactly that page range and mode. A remote key handed out for a message therefore never
  * covers more than the whole pages of that message. The price of caching is that the key stays
- * valid after the transfer, for as long as the entry is cached (read-only for sources); with the
- * cache disabled every registration is made for one transfer and released after it.
+ * valid after the transfer, for as long as the entry is cached. The rendezvous therefore does not
+ * hand out these keys: it binds a memory window (verbs/mw.h) over exactly the message on a
+ * cached VERBS_ACCESS_MW_BIND registration (which grants no remote access itself), and where the
+ * device has no windows it asks for VERBS_ACCESS_UNCACHED: a registration for one transfer,
+ * released after it. Both are VERBS_ACCESS_EXACT, of exactly the message's bytes rather than
+ * its pages: rxe checks a window's accesses against the bounds of the registration under it,
+ * not the window's own (measured on Debian 12's 6.1 kernel), so the registration must not be
+ * larger than the message either.
  *
  * Freed and reused memory: every hit is validated against the page frames of the range now
  * (ops->pages, /proc/self/pagemap on Linux). A registration pins its pages, so while an entry
@@ -44,12 +50,15 @@ extern "C" {
 /* Access modes of a registration. */
 enum {
     VERBS_ACCESS_LOCAL_WRITE = 1u << 0, /* destination of an RDMA READ */
-    VERBS_ACCESS_REMOTE_READ = 1u << 1, /* source the peer reads */
+    VERBS_ACCESS_REMOTE_READ = 1u << 1, /* source the peer reads through the registration */
+    VERBS_ACCESS_MW_BIND = 1u << 2,     /* source the peer reads through windows (verbs/mw.h) */
+    VERBS_ACCESS_EXACT = 1u << 3,       /* exactly [addr, addr + len), not whole pages */
+    VERBS_ACCESS_UNCACHED = 1u << 4,    /* get only: a registration for this use, never cached */
 };
 
 /* How the cache registers memory and sees its page frames (a device, or a test's fakes). */
 typedef struct verbs_rcache_ops {
-    /** Register [addr, addr + len) (page aligned) with access; set handle and keys. */
+    /** Register [addr, addr + len) (page aligned but for VERBS_ACCESS_EXACT) with access. */
     int (*reg)(void *arg, uintptr_t addr, size_t len, unsigned access, void **handle,
                uint32_t *lkey, uint32_t *rkey);
     /** Release a registration. */
@@ -104,7 +113,9 @@ int verbs_rcache_enabled(const verbs_rcache_t *rc);
 
 /**
  * A registration covering [addr, addr + len) (len > 0) with access, with one more reference:
- * a validated cached one (a hit) or a new one (a miss; cached when the limits allow). Returns
+ * a validated cached one (a hit) or a new one (a miss; cached when the limits allow). The range
+ * is rounded out to pages unless access has VERBS_ACCESS_EXACT; VERBS_ACCESS_UNCACHED makes a
+ * new registration released at its put. Returns
  * IBMSG_OK, IBMSG_ERR_INVALID, IBMSG_ERR_NO_MEMORY or the registration's error.
  */
 int verbs_rcache_get(verbs_rcache_t *rc, const void *addr, size_t len, unsigned access,

@@ -5,6 +5,7 @@
 #include <infiniband/verbs.h>
 
 #include "verbs/device.h"
+#include "verbs/qp.h"
 
 struct verbs_dev {
     struct ibv_context *ctx;
@@ -12,10 +13,24 @@ struct verbs_dev {
     verbs_dev_info_t info;
 };
 
+struct verbs_qp {
+    struct ibv_qp *qp;
+    verbs_dev_t *dev;
+    verbs_qp_params_t caps;
+    uint32_t psn;
+};
+
 struct verbs_cq {
     struct ibv_cq *cq;
     int size;
+    unsigned inv_flags; /* wc_flags that mean "invalidated a key" on this device */
 };
+
+/* The vendor id Soft-RoCE (rxe) reports. */
+#define VERBS_RXE_VENDOR_ID 0xffffffu
+
+/* Post one send work request (what names it in the error log). IBMSG_ERR_NO_RESOURCE: full. */
+int verbs_qp_post_wr(verbs_qp_t *qp, struct ibv_send_wr *wr, const char *what);
 
 /* Convert an errno value from libibverbs to a status, once, at this boundary. */
 int verbs_errno_status(int err);

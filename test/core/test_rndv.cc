@@ -526,7 +526,8 @@ TEST(RndvTwoProcesses, EchoEverySizeAndReallocatedBuffers)
             _exit(14);
         }
         int ok = cnt_read(ctx->cnt, CNT_CORE_RNDV_REJECTED, CNT_READ_VALUE) == 0 &&
-                 cnt_read(ctx->cnt, CNT_CORE_WIRE_REJECTED, CNT_READ_VALUE) == 0;
+                 cnt_read(ctx->cnt, CNT_CORE_WIRE_REJECTED, CNT_READ_VALUE) == 0 &&
+                 cnt_read(ctx->cnt, CNT_CORE_RNDV_LOCAL_INVALIDATIONS, CNT_READ_VALUE) == 0;
         ibmsg_oob_close(conn);
         ibmsg_context_destroy(ctx);
         _exit(ok ? 0 : 15);
@@ -574,6 +575,10 @@ TEST(RndvTwoProcesses, EchoEverySizeAndReallocatedBuffers)
     EXPECT_EQ(cnt_read(ctx->cnt, CNT_CORE_RNDV_MSGS_SENT, CNT_READ_VALUE), rndv);
     EXPECT_EQ(cnt_read(ctx->cnt, CNT_CORE_RNDV_MSGS_RECVD, CNT_READ_VALUE), rndv);
     EXPECT_EQ(cnt_read(ctx->cnt, CNT_CORE_RNDV_REJECTED, CNT_READ_VALUE), 0u);
+    if (ep->rndv.windows) { // a window per send, each killed by the peer's FIN
+        EXPECT_EQ(cnt_read(ctx->cnt, CNT_CORE_RNDV_WINDOWS_BOUND, CNT_READ_VALUE), rndv);
+        EXPECT_EQ(cnt_read(ctx->cnt, CNT_CORE_RNDV_LOCAL_INVALIDATIONS, CNT_READ_VALUE), 0u);
+    }
     ibmsg_oob_close(conn);
     ibmsg_oob_close(listener);
     EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);

@@ -57,7 +57,7 @@ TEST(CoreWire, RejectsEachBadField)
         EXPECT_EQ(core_wire_validate(&b, kHdr + 100, 5, 0, 8192), CORE_WIRE_BAD_TYPE) << int(t);
     }
     auto f = eager(5, 100);
-    f.flags = 1;
+    f.flags = CORE_WIRE_FLAG_WINDOW; // an RTS's flag only
     EXPECT_EQ(core_wire_validate(&f, kHdr + 100, 5, 0, 8192), CORE_WIRE_BAD_FLAGS);
     f = eager(5, 100);
     f.reserved = 1;
@@ -124,6 +124,12 @@ TEST(CoreWire, RendezvousBodies)
         EXPECT_EQ(core_wire_validate(&e.h, kRndv, 3, 0, 8192), CORE_WIRE_BAD_RNDV) << "wraps";
         auto f = rndv(t, 0x1000, 10);
         f.h.flags = 2;
+        EXPECT_EQ(core_wire_validate(&f.h, kRndv, 3, 0, 8192), CORE_WIRE_BAD_FLAGS);
+        // The window flag: an RTS's key is a window; on a FIN it means nothing and is refused.
+        f.h.flags = CORE_WIRE_FLAG_WINDOW;
+        EXPECT_EQ(core_wire_validate(&f.h, kRndv, 3, 0, 8192),
+                  t == CORE_WIRE_RTS ? CORE_WIRE_OK : CORE_WIRE_BAD_FLAGS);
+        f.h.flags = CORE_WIRE_FLAG_WINDOW | 2;
         EXPECT_EQ(core_wire_validate(&f.h, kRndv, 3, 0, 8192), CORE_WIRE_BAD_FLAGS);
     }
     auto empty = rndv(CORE_WIRE_RTS, 0x1000, 0);

@@ -336,9 +336,11 @@ static int ring(ibmsg_world_t world, uint32_t size, uint32_t n)
     for (uint32_t k = 0; k < n; k++) {
         CHECK("send wait", ibmsg_request_wait(&sreq[k], NULL));
     }
-    CHECK("barrier", ibmsg_world_barrier(world));
+    /* Read before the barrier: once a rank leaves it, it may connect to this one (below), and
+       this rank may still be progressing the barrier when that request arrives. */
     unsigned long long v_eps = pvar_read(eps), v_od = pvar_read(od), v_rej = pvar_read(rej),
                        v_c = pvar_read(conns), v_cns = pvar_read(conn_ns);
+    CHECK("barrier", ibmsg_world_barrier(world));
     /* Each rank asked only its next rank; with 2 ranks the requests cross and rank 0's wins. */
     unsigned want_c = size > 2 ? 1u : me == 0;
     if (v_eps != want_eps || v_od != want_eps || v_rej != 0 || v_c != want_c) {

@@ -147,7 +147,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(hdr->seq == rx_seq);
         CHECK(hdr->length == len - sizeof(*hdr));
         CHECK(hdr->type != CORE_WIRE_EAGER || hdr->length <= limit); /* the limit is eager's */
-        CHECK(hdr->flags == 0 && hdr->reserved == 0);
+        CHECK(hdr->reserved == 0);
+        CHECK(hdr->flags == 0 ||
+              (hdr->type == CORE_WIRE_RTS && hdr->flags == CORE_WIRE_FLAG_WINDOW));
         CHECK(hdr->credits <= unreturned);
         rx_seq++;
         if (hdr->credits != 0) {

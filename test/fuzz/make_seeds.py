@@ -40,8 +40,8 @@ write("fuzz_rkey", "with_access", rkey() + struct.pack("<QQ", 0x7F0000001000 + 1
 write("fuzz_rkey", "wraps", rkey(base=(1 << 64) - 10, length=11))
 
 
-def hdr(typ, seq, tag, length, credits=0):
-    return struct.pack("<BBHIQII", typ, 0, credits, seq, tag, length, 0)
+def hdr(typ, seq, tag, length, credits=0, flags=0):
+    return struct.pack("<BBHIQII", typ, flags, credits, seq, tag, length, 0)
 
 
 def record(op, msg, post=None):
@@ -62,3 +62,6 @@ write("fuzz_wire", "stream", stream)
 write("fuzz_wire", "fixups", setup + record(6, hdr(1, 9, 1, 9) + b"q" * 40, post=(1, 0, 100)))
 write("fuzz_wire", "bad_type", setup + record(0, hdr(3, 0, 0, 0)))
 write("fuzz_wire", "short", setup + record(0, b"\x01\x00\x00"))
+rndv_body = struct.pack("<QQII", 0x7F0000001000, 1 << 20, 0x8000123, 0)
+write("fuzz_wire", "rts_window", setup + record(0, hdr(3, 0, 7, 24, flags=1) + rndv_body)
+      + record(0, hdr(4, 1, 0, 24, flags=1) + rndv_body))                    # window RTS; FIN: bad

@@ -1,0 +1,205 @@
+// Rendezvous keys on a real device (Soft-RoCE in the guest): the key an RTS offers opens exactly
+// the message's bytes, only while the transfer is outstanding. The peer's side is played by
+// endpoint b reading with ibmsg_get through keys forged with wide local bounds, so that only
+// the device can refuse. A refused READ puts the pair's QPs in error: each such check opens
+// its own context.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include "core/core.h"
+#include "core/rkey.h"
+#include "core_fixture.h"
+#include "ibmsg/ibmsg.h"
+
+namespace
+{
+
+struct WindowTest : core_test::PairTest {
+    std::vector<uint8_t> out, in;
+    uint8_t *msg = nullptr; // the message: 100 bytes into out, so its pages hold other bytes too
+    size_t len = 0;
+    ibmsg_mem_t lmem = IBMSG_MEM_NULL;
+    ibmsg_request_t sreq = IBMSG_REQUEST_NULL;
+
+    void open(const char *windows = "1")
+    {
+        open_pair([windows](ibmsg_info_t info) {
+            ibmsg_info_set_string(info, "core_rndv_windows", windows);
+        });
+        if (IsSkipped() || HasFatalFailure()) {
+            return;
+        }
+#if !IBMSG_HAVE_CORE_COUNTERS
+        GTEST_SKIP() << "counters compiled out (IBMSG_CORE_COUNTERS=OFF)";
+#endif
+        if (windows[0] == '1' && !a->rndv.windows) {
+            GTEST_SKIP() << "the device has no type 2B memory windows";
+        }
+        len = limit + 5000;
+        out.resize(len + 8192);
+        in.resize(len + 8192);
+        for (size_t i = 0; i < out.size(); i++) {
+            out[i] = uint8_t(i * 7 + 3);
+        }
+        msg = out.data() + 100;
+        ASSERT_EQ(ibmsg_mem_map(ctx, in.data(), in.size(), 0, &lmem), IBMSG_OK);
+    }
+    void TearDown() override
+    {
+        if (lmem != IBMSG_MEM_NULL) {
+            EXPECT_EQ(ibmsg_mem_unmap(lmem), IBMSG_OK);
+        }
+        if (ctx != IBMSG_CONTEXT_NULL) {
+            EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
+        }
+    }
+    uint64_t cnt(cnt_id_t id) const
+    {
+        return cnt_read(ctx->cnt, id, CNT_READ_VALUE);
+    }
+    void progress_until(const std::function<bool()> &done)
+    {
+        for (int spin = 0; spin < 1000000 && !done(); spin++) {
+            ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
+        }
+        ASSERT_TRUE(done());
+    }
+    // a sends the message with no receive posted: its RTS waits in b's unexpected queue.
+    void send_outstanding(uint64_t tag)
+    {
+        uint64_t before = cnt(CNT_CORE_UNEXPECTED_RECVQ);
+        ASSERT_EQ(ibmsg_tag_isend(a, msg, len, tag, &sreq), IBMSG_OK);
+        progress_until([&] { return cnt(CNT_CORE_UNEXPECTED_RECVQ) == before + 1; });
+        ASSERT_EQ(sreq->rndv.active, 1);
+    }
+    // b receives it: both sides complete, the bytes arrive.
+    void receive(uint64_t tag)
+    {
+        ibmsg_tag_status_t st{};
+        ASSERT_EQ(ibmsg_tag_recv(ctx, b, in.data(), len, tag, IBMSG_TAG_MASK_EXACT, &st), IBMSG_OK);
+        ASSERT_EQ(ibmsg_request_wait(&sreq, nullptr), IBMSG_OK);
+        ASSERT_EQ(memcmp(in.data(), msg, len), 0);
+    }
+    // b READs n bytes at addr of a under device key rkey; the completion status of the get.
+    int read(uint64_t addr, size_t n, uint32_t rkey)
+    {
+        core_rkey_blob_t k{uintptr_t(out.data()), out.size(), rkey, IBMSG_MEM_REMOTE_READ};
+        uint8_t blob[IBMSG_RKEY_BLOB_SIZE];
+        ibmsg_rkey_t key = IBMSG_RKEY_NULL;
+        ibmsg_request_t req;
+        EXPECT_EQ(core_rkey_pack(&k, blob, sizeof(blob)), IBMSG_OK);
+        EXPECT_EQ(ibmsg_rkey_unpack(b, blob, sizeof(blob), &key), IBMSG_OK);
+        memset(in.data(), 0, in.size());
+        int ret = ibmsg_get(b, in.data(), n, lmem, addr, key, &req);
+        if (ret == IBMSG_OK) {
+            ret = ibmsg_request_wait(&req, nullptr);
+        }
+        ibmsg_rkey_destroy(key);
+        return ret;
+    }
+};
+
+} // namespace
+
+// While the transfer is outstanding the key reads the whole message, and not one byte more.
+TEST_F(WindowTest, KeyOpensTheMessageAndNotOneByteMore)
+{
+    open();
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    send_outstanding(1);
+    const uint32_t key = sreq->rndv.rkey;
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_WINDOWS_BOUND), 1u);
+    EXPECT_NE(key, sreq->rndv.reg->rkey) << "the RTS offers a window, not the registration";
+    ASSERT_EQ(read(uintptr_t(msg), len, key), IBMSG_OK);
+    EXPECT_EQ(memcmp(in.data(), msg, len), 0);
+    EXPECT_EQ(read(uintptr_t(msg), len + 1, key), IBMSG_ERR_ACCESS);
+}
+
+TEST_F(WindowTest, KeyDoesNotOpenTheByteBefore)
+{
+    open();
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    send_outstanding(1);
+    EXPECT_EQ(read(uintptr_t(msg) - 1, 2, sreq->rndv.rkey), IBMSG_ERR_ACCESS);
+}
+
+// The registration under the window grants no remote access of its own.
+TEST_F(WindowTest, RegistrationKeyOpensNothing)
+{
+    open();
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    send_outstanding(1);
+    EXPECT_EQ(read(uintptr_t(msg), 1, sreq->rndv.reg->rkey), IBMSG_ERR_ACCESS);
+}
+
+// The receiver's FIN invalidates the window (SEND_WITH_INV); the key is dead after the transfer,
+// and the reused window offers another key.
+TEST_F(WindowTest, KeyDiesWithTheTransfer)
+{
+    open();
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    send_outstanding(1);
+    const uint32_t key = sreq->rndv.rkey;
+    receive(1);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_LOCAL_INVALIDATIONS), 0u) << "the FIN invalidated the window";
+    send_outstanding(2);
+    const uint32_t key2 = sreq->rndv.rkey;
+    EXPECT_NE(key2, key);
+    EXPECT_EQ(key2 >> 8, key >> 8) << "the same window, bound again";
+    receive(2);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_WINDOWS_BOUND), 2u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_LOCAL_INVALIDATIONS), 0u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REJECTED), 0u);
+    EXPECT_GE(cnt(CNT_VERBS_REG_CACHE_HITS), 1u) << "the source registration stays cached";
+    EXPECT_EQ(read(uintptr_t(msg), len, key), IBMSG_ERR_ACCESS);
+}
+
+// A FIN that does not invalidate (an old or broken peer) costs a local invalidation before the
+// send completes: the key is dead all the same.
+TEST_F(WindowTest, FinWithoutInvalidationIsInvalidatedLocally)
+{
+    open();
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    send_outstanding(1);
+    const core_wire_rndv_t fin{uintptr_t(msg), len, sreq->rndv.rkey, sreq->rndv.id};
+    progress_until([&] { return core_ep_can_send(b); });
+    ASSERT_EQ(core_ep_post_msg(b, CORE_WIRE_FIN, 0, &fin, sizeof(fin)), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&sreq, nullptr), IBMSG_OK);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_LOCAL_INVALIDATIONS), 1u);
+    EXPECT_EQ(read(uintptr_t(msg), len, fin.rkey), IBMSG_ERR_ACCESS);
+}
+
+// Without windows each send registers exactly its bytes for one transfer: the same bounds,
+// released after the FIN (destinations stay cached).
+TEST_F(WindowTest, WithoutWindowsARegistrationPerTransferOfExactlyTheMessage)
+{
+    open("0");
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    for (uint64_t tag = 1; tag <= 3; tag++) {
+        send_outstanding(tag);
+        EXPECT_EQ(sreq->rndv.rkey, sreq->rndv.reg->rkey);
+        EXPECT_EQ(sreq->rndv.reg->start, uintptr_t(msg));
+        EXPECT_EQ(sreq->rndv.reg->end, uintptr_t(msg) + len);
+        receive(tag);
+    }
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_WINDOWS_BOUND), 0u);
+    EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_MISSES), 3u + 1u) << "3 sources, 1 cached destination";
+    EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_HITS), 2u);
+    send_outstanding(4);
+    EXPECT_EQ(read(uintptr_t(msg), len + 1, sreq->rndv.rkey), IBMSG_ERR_ACCESS);
+}

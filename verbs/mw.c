@@ -1,0 +1,88 @@
+/* Memory windows (see mw.h). */
+#include "verbs/mw.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ibmsg/status.h>
+
+#include "util/compiler.h"
+#include "util/log.h"
+#include "verbs/verbs_priv.h"
+
+struct verbs_mw {
+    struct ibv_mw *mw;
+};
+
+int verbs_mw_alloc(verbs_dev_t *dev, verbs_mw_t **mw_p)
+{
+    verbs_mw_t *w = malloc(sizeof(*w));
+
+    if (w == NULL) {
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    w->mw = ibv_alloc_mw(dev->pd, IBV_MW_TYPE_2);
+    if (w->mw == NULL) {
+        int err = errno != 0 ? errno : ENOSYS;
+        util_error("%s: ibv_alloc_mw(type 2) failed: %s", dev->info.name, strerror(err));
+        free(w);
+        return verbs_errno_status(err);
+    }
+    *mw_p = w;
+    return IBMSG_OK;
+}
+
+void verbs_mw_free(verbs_mw_t *mw)
+{
+    if (mw == NULL) {
+        return;
+    }
+    if (ibv_dealloc_mw(mw->mw) != 0) {
+        util_warn("ibv_dealloc_mw failed: %s", strerror(errno));
+    }
+    free(mw);
+}
+
+uint32_t verbs_mw_rkey(const verbs_mw_t *mw)
+{
+    return mw->mw->rkey;
+}
+
+int verbs_qp_post_bind(verbs_qp_t *qp, verbs_mw_t *mw, const verbs_reg_t *reg, uint64_t addr,
+                       uint64_t len, unsigned flags, uint64_t wr_id)
+{
+    struct ibv_send_wr wr;
+    uint32_t rkey = ibv_inc_rkey(mw->mw->rkey);
+    int status;
+
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = wr_id;
+    wr.opcode = IBV_WR_BIND_MW;
+    wr.send_flags = (flags & VERBS_SEND_SIGNALED) ? IBV_SEND_SIGNALED : 0;
+    wr.bind_mw.mw = mw->mw;
+    wr.bind_mw.rkey = rkey;
+    wr.bind_mw.bind_info.mr = reg->handle;
+    wr.bind_mw.bind_info.addr = addr;
+    wr.bind_mw.bind_info.length = len;
+    wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+    status = verbs_qp_post_wr(qp, &wr, "BIND_MW");
+    if (status == IBMSG_OK) {
+        /* Ours to track for type 2: providers name the window in the next bind by mw->rkey
+           (rxe refuses a bind naming a stale key). */
+        mw->mw->rkey = rkey;
+    }
+    return status;
+}
+
+int verbs_qp_post_local_inv(verbs_qp_t *qp, uint32_t rkey, unsigned flags, uint64_t wr_id)
+{
+    struct ibv_send_wr wr;
+
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = wr_id;
+    wr.opcode = IBV_WR_LOCAL_INV;
+    wr.send_flags = (flags & VERBS_SEND_SIGNALED) ? IBV_SEND_SIGNALED : 0;
+    wr.invalidate_rkey = rkey;
+    return verbs_qp_post_wr(qp, &wr, "LOCAL_INV");
+}
