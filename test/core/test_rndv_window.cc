@@ -5,6 +5,7 @@
 // its own context.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <vector>
@@ -202,4 +203,28 @@ TEST_F(WindowTest, WithoutWindowsARegistrationPerTransferOfExactlyTheMessage)
     EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_HITS), 2u);
     send_outstanding(4);
     EXPECT_EQ(read(uintptr_t(msg), len + 1, sreq->rndv.rkey), IBMSG_ERR_ACCESS);
+}
+
+// An RTS that passes every wire check but carries a key that opens nothing: the READ is refused
+// by the sender's device, the receive fails with the endpoint, and nothing is delivered.
+TEST_F(WindowTest, RtsWithABadKeyFailsTheReceive)
+{
+    open();
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    const core_wire_rndv_t rts{uintptr_t(msg), len, 0x00bad100, a->rndv.tx_next_id};
+    progress_until([&] { return core_ep_can_send(a); });
+    ASSERT_EQ(
+        core_ep_post_hdr(a, CORE_WIRE_RTS, CORE_WIRE_FLAG_WINDOW, 5, &rts, sizeof(rts), nullptr),
+        IBMSG_OK);
+    memset(in.data(), 0, in.size());
+    ibmsg_tag_status_t st{};
+    EXPECT_EQ(ibmsg_tag_recv(ctx, b, in.data(), len, 5, IBMSG_TAG_MASK_EXACT, &st),
+              IBMSG_ERR_PEER_FAILED);
+    EXPECT_EQ(ibmsg_ep_status(b), IBMSG_ERR_PEER_FAILED);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_MSGS_RECVD), 1u) << "the RTS itself was well-formed";
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_BYTES_RECVD), 0u);
+    EXPECT_GE(cnt(CNT_VERBS_WC_ERRORS), 1u);
+    EXPECT_EQ(std::count(in.begin(), in.end(), 0), ptrdiff_t(in.size())) << "nothing delivered";
 }
