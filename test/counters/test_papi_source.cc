@@ -6,10 +6,17 @@
 
 #include <cstring>
 #include <string>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 namespace
 {
+
+long self_tid()
+{
+    return long(syscall(SYS_gettid));
+}
 
 int find_event(const char *name)
 {
@@ -98,7 +105,7 @@ TEST(PapiSource, BogusEventIsUnavailable)
     EXPECT_NE(cnt_papi_event(0)->reason[0], '\0');
     int idx = 0;
     uint64_t v;
-    EXPECT_NE(cnt_papi_thread_read(1, &idx, &v), IBMSG_OK);
+    EXPECT_NE(cnt_papi_thread_read(&idx, self_tid(), true, 1, &idx, &v), IBMSG_OK);
 }
 
 TEST(PapiSource, TaskClockGrowsWithWork)
@@ -114,9 +121,10 @@ TEST(PapiSource, TaskClockGrowsWithWork)
                      << cnt_papi_event(idx)->reason;
     }
     uint64_t t0 = 0, t1 = 0;
-    ASSERT_EQ(cnt_papi_thread_read(1, &idx, &t0), IBMSG_OK);
+    static const int owner = 0; // this thread's identity for the source
+    ASSERT_EQ(cnt_papi_thread_read(&owner, self_tid(), true, 1, &idx, &t0), IBMSG_OK);
     busy_ms(20);
-    ASSERT_EQ(cnt_papi_thread_read(1, &idx, &t1), IBMSG_OK);
+    ASSERT_EQ(cnt_papi_thread_read(&owner, self_tid(), true, 1, &idx, &t1), IBMSG_OK);
     // TASK-CLOCK counts nanoseconds of this thread on a CPU: at least the 20 ms of work.
     EXPECT_GE(t1 - t0, 20000000u);
     EXPECT_LT(t1 - t0, 2000000000u);
