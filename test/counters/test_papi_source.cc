@@ -10,6 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ibmsg_config.h"
+#if IBMSG_HAVE_PAPI
+#include <papi.h>
+#endif
+
 namespace
 {
 
@@ -133,3 +138,29 @@ TEST(PapiSource, TaskClockGrowsWithWork)
 }
 
 } // namespace
+
+// An application that initialised PAPI itself (without thread support) keeps its library: ours
+// runs on it, adds thread support, and counts.
+TEST(PapiSource, ReusesTheApplicationsPapi)
+{
+#if IBMSG_HAVE_PAPI
+    ASSERT_EQ(PAPI_library_init(PAPI_VER_CURRENT), PAPI_VER_CURRENT);
+    ASSERT_EQ(PAPI_is_initialized(), PAPI_LOW_LEVEL_INITED);
+    ASSERT_EQ(cnt_papi_setup("perf::TASK-CLOCK"), IBMSG_OK);
+    EXPECT_NE(PAPI_is_initialized() & PAPI_THREAD_LEVEL_INITED, 0) << "thread support added";
+    int idx = find_event("perf::TASK-CLOCK");
+    ASSERT_EQ(idx, 0);
+    if (!cnt_papi_event(idx)->available) {
+        GTEST_SKIP() << "perf::TASK-CLOCK not available on this machine: "
+                     << cnt_papi_event(idx)->reason;
+    }
+    static const int owner = 0;
+    uint64_t t0 = 0, t1 = 0;
+    ASSERT_EQ(cnt_papi_thread_read(&owner, self_tid(), true, 1, &idx, &t0), IBMSG_OK);
+    busy_ms(20);
+    ASSERT_EQ(cnt_papi_thread_read(&owner, self_tid(), true, 1, &idx, &t1), IBMSG_OK);
+    EXPECT_GE(t1 - t0, 20000000u);
+#else
+    GTEST_SKIP() << "PAPI support is not compiled in";
+#endif
+}
