@@ -2,23 +2,27 @@
  * PAPI events as performance variables (category ibmsg -> cpu -> papi), plus the papi_events
  * control variable and papi_unavailable_events.
  *
- * Each available event of papi_events is one COUNTER variable, papi_<event in lower_snake>
- * (papi_perf_task_clock, papi_tot_ins), bound to no object, counting the CALLING thread
- * (papi_source.h): start, read and stop its handles on the thread you want counted.
+ * Each available event of papi_events is two COUNTER variables (papi_source.h says how threads
+ * are counted): papi_<event in lower_snake> (papi_perf_task_clock, papi_tot_ins), bound to no
+ * object, the sum over ibmsg's threads; and papi_thread_<event>, bound to a thread
+ * (IBMSG_T_BIND_THREAD, an ibmsg_t_thread_t), that thread's counts. Both may be started, read
+ * and stopped from any thread.
  *
  * When PAPI starts: which events exist can only be learned from PAPI itself, and only events
  * that exist are registered, so PAPI_library_init (about 2 to 4 ms here) runs when these
  * variables are registered, which is the tool interface's first init (never at library load, and
  * never for a program that does not use the tool interface). No counter runs until a handle on a
- * PAPI variable starts or is read: then the calling thread's event set is created and started
- * (and the event list frozen).
+ * PAPI variable is bound or read: then event sets are attached to the threads it covers (and
+ * the event list frozen).
  *
  * Events PAPI cannot count here are not registered; papi_unavailable_events says which and why.
  * Without PAPI at build time, papi_events says so and every listed event is unavailable with the
  * reason "PAPI support is not compiled in".
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,6 +32,7 @@
 #include "counters/papi_pvars.h"
 #include "counters/papi_source.h"
 #include "counters/registry.h"
+#include "counters/shard.h"
 #include "util/log.h"
 
 #define CNT_PAPI_LIST_MAX    1024
@@ -39,19 +44,64 @@ static char cnt_papi_list[CNT_PAPI_LIST_MAX] = CNT_PAPI_DEFAULT_EVENTS;
 static int cnt_papi_registered_num; /* events of papi_source already looked at */
 static bool cnt_papi_registered;
 
+/* The sum over ibmsg's threads (those with a counter shard): the live ones, and the final
+   values of those counted before they exited. */
+static int cnt_papi_sum_cb(int idx, uint64_t *total)
+{
+    cnt_shard_t *stack[64], **shards = stack;
+    const void *ostack[64], **owners = ostack;
+    long tstack[64], *tids = tstack;
+    int num = 0, ret;
+
+    cnt_thread_list(64, shards, &num);
+    if (num > 64) { /* many threads: a second, exact listing */
+        int want = num + 16;
+        shards = malloc((size_t)want * sizeof(*shards));
+        owners = malloc((size_t)want * sizeof(*owners));
+        tids = malloc((size_t)want * sizeof(*tids));
+        if (shards == NULL || owners == NULL || tids == NULL) {
+            ret = IBMSG_ERR_NO_MEMORY;
+            goto out;
+        }
+        cnt_thread_list(want, shards, &num);
+        num = num < want ? num : want;
+    }
+    for (int k = 0; k < num; k++) {
+        owners[k] = shards[k];
+        tids[k] = __atomic_load_n(&shards[k]->meta.tid, __ATOMIC_RELAXED);
+    }
+    ret = cnt_papi_sum_read(num, owners, tids, 1, &idx, total);
+out:
+    if (shards != stack) {
+        free(shards);
+        free(owners);
+        free(tids);
+    }
+    return ret;
+}
+
+/* A variable's ctx: event index * 2, + 1 for the thread-bound one. */
+#define CNT_PAPI_CTX(idx, per_thread) ((void *)(intptr_t)((idx)*2 + (per_thread)))
+
 static int cnt_papi_var_read_cb(void *obj, int count, void *buf, void *ctx)
 {
-    int idx = (int)(intptr_t)ctx;
+    int idx = (int)((intptr_t)ctx / 2);
     uint64_t total;
-    int ret;
 
-    (void)obj;
     if (count < 1) {
         return IBMSG_T_ERR_INVALID;
     }
-    ret = cnt_papi_thread_read(1, &idx, &total);
-    if (ret != IBMSG_OK) {
-        return IBMSG_T_ERR_NOT_ACCESSIBLE;
+    if (((intptr_t)ctx & 1) == 0) {
+        if (cnt_papi_sum_cb(idx, &total) != IBMSG_OK) {
+            return IBMSG_T_ERR_NOT_ACCESSIBLE;
+        }
+    } else {
+        cnt_shard_t *shard = obj; /* validated and kept by the BIND notification */
+        long tid = __atomic_load_n(&shard->meta.tid, __ATOMIC_RELAXED);
+        bool alive = __atomic_load_n(&shard->meta.state, __ATOMIC_ACQUIRE) == CNT_SHARD_ACTIVE;
+        if (cnt_papi_thread_read(shard, tid, alive, 1, &idx, &total) != IBMSG_OK) {
+            return IBMSG_T_ERR_NOT_ACCESSIBLE;
+        }
     }
     *(unsigned long long *)buf = total;
     return IBMSG_OK;
@@ -59,16 +109,19 @@ static int cnt_papi_var_read_cb(void *obj, int count, void *buf, void *ctx)
 
 static int cnt_papi_var_notify_cb(cnt_notify_event_t event, void *obj, int *count, void *ctx)
 {
-    int idx = (int)(intptr_t)ctx;
-    uint64_t total;
+    int per_thread = (int)((intptr_t)ctx & 1);
+    cnt_shard_t *shard;
 
-    (void)obj;
     if (event == CNT_NOTIFY_BIND) {
+        /* A thread-bound handle keeps the thread's shard (its identity) until freed. */
+        if (per_thread && (obj == NULL || cnt_shard_lookup(IBMSG_T_BIND_THREAD, obj, 1) == NULL)) {
+            return IBMSG_T_ERR_INVALID_HANDLE;
+        }
         *count = 1;
-    } else if (event == CNT_NOTIFY_START) {
-        /* Make sure this thread counts before the registry takes the start value. */
-        if (cnt_papi_thread_read(1, &idx, &total) != IBMSG_OK) {
-            return IBMSG_T_ERR_NOT_ACCESSIBLE;
+    } else if (event == CNT_NOTIFY_FREE && per_thread) {
+        shard = cnt_shard_lookup(IBMSG_T_BIND_THREAD, obj, 0);
+        if (shard != NULL) {
+            cnt_shard_unref(shard);
         }
     }
     return IBMSG_OK;
@@ -92,33 +145,41 @@ static int cnt_papi_register_range(int from, int to)
 
     for (int i = from; i < to && ret == IBMSG_OK; i++) {
         const cnt_papi_event_t *e = cnt_papi_event(i);
-        char desc[CNT_PAPI_NAME_MAX + 256];
-        int index;
-        cnt_pvar_desc_t d = {
-            .name = e->pvar_name,
-            .var_class = IBMSG_T_PVAR_CLASS_COUNTER,
-            .datatype = IBMSG_T_UNSIGNED_LONG_LONG,
-            .enumtype = IBMSG_T_ENUM_NULL,
-            .verbosity = IBMSG_T_VERBOSITY_TUNER_DETAIL,
-            .bind = IBMSG_T_BIND_NO_OBJECT,
-            .flags = 0,
-            .category = "papi",
-            .desc = desc,
-            .read = cnt_papi_var_read_cb,
-            .notify = cnt_papi_var_notify_cb,
-            .ctx = (void *)(intptr_t)i,
-        };
-
         if (!e->available) {
             continue;
         }
-        snprintf(desc, sizeof(desc),
-                 "PAPI event %s counted for the calling thread: a handle counts the thread that "
-                 "starts, reads and stops it (use it from that thread only).",
-                 e->event);
-        ret = cnt_pvar_register(&d, &index);
-        if (ret != IBMSG_OK) {
-            util_error("papi: cannot register %s: %s", e->pvar_name, ibmsg_status_string(ret));
+        for (int per_thread = 0; per_thread < 2 && ret == IBMSG_OK; per_thread++) {
+            char name[CNT_PAPI_NAME_MAX + 16], desc[CNT_PAPI_NAME_MAX + 256];
+            int index;
+            cnt_pvar_desc_t d = {
+                .name = name,
+                .var_class = IBMSG_T_PVAR_CLASS_COUNTER,
+                .datatype = IBMSG_T_UNSIGNED_LONG_LONG,
+                .enumtype = IBMSG_T_ENUM_NULL,
+                .verbosity = IBMSG_T_VERBOSITY_TUNER_DETAIL,
+                .bind = per_thread ? IBMSG_T_BIND_THREAD : IBMSG_T_BIND_NO_OBJECT,
+                .flags = 0,
+                .category = "papi",
+                .desc = desc,
+                .read = cnt_papi_var_read_cb,
+                .notify = cnt_papi_var_notify_cb,
+                .ctx = CNT_PAPI_CTX(i, per_thread),
+            };
+            /* papi_perf_task_clock (sum) and papi_thread_perf_task_clock (one thread) */
+            snprintf(name, sizeof(name), "papi_%s%s", per_thread ? "thread_" : "",
+                     e->pvar_name + strlen("papi_"));
+            snprintf(desc, sizeof(desc),
+                     per_thread ? "PAPI event %s of one thread (bind: ibmsg_t_thread_t), counted "
+                                  "from the first time a handle is bound to it; readable from any "
+                                  "thread; after the thread exits, its final value."
+                                : "PAPI event %s summed over ibmsg's threads (each counted from "
+                                  "the first time ibmsg looked at it; threads that exited at "
+                                  "their final values): never decreases.",
+                     e->event);
+            ret = cnt_pvar_register(&d, &index);
+            if (ret != IBMSG_OK) {
+                util_error("papi: cannot register %s: %s", name, ibmsg_status_string(ret));
+            }
         }
     }
     return ret;
@@ -240,7 +301,7 @@ int cnt_papi_pvars_register(void)
     }
     if (ret == IBMSG_OK) {
         ret = cnt_category_register(
-            "papi", "PAPI events (per thread: each counts the calling thread)", "cpu", &cat);
+            "papi", "PAPI events, summed over ibmsg's threads and per thread", "cpu", &cat);
     }
     /* The registry writes IBMSG_PAPI_EVENTS through the write callback here. */
     if (ret == IBMSG_OK) {

@@ -7,11 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <ibmsg/status.h>
 #include "ibmsg_config.h"
 
-#include "counters/source.h"
 #include "util/compiler.h"
 #include "util/log.h"
 
@@ -110,6 +111,18 @@ static int cnt_papi_num_avail;
 static int cnt_papi_codes[CNT_PAPI_MAX_EVENTS];
 static bool cnt_papi_lib_ready;
 static char cnt_papi_lib_error[96];
+/*
+ * Whether sets can be attached to other threads. PAPI's perf_event component checks an attach by
+ * opening a hardware event on the target, so on a machine without a hardware PMU (this project's
+ * emulated guest) every PAPI_attach fails, software events included. Then each thread creates
+ * its own set, the first time it uses ibmsg once PAPI events are set up
+ * (cnt_papi_thread_begins), and other threads read it under the lock: PAPI reads a set through
+ * its owner's context, and perf reports a task's software counts to any reader; hardware events,
+ * whose fast reads (rdpmc) are only right on the owner's CPU, cannot be counted on such a
+ * machine anyway.
+ */
+static bool cnt_papi_attach_ok, cnt_papi_attach_probed;
+static _Atomic bool cnt_papi_own_sets;
 
 static unsigned long cnt_papi_thread_id(void)
 {
@@ -124,7 +137,14 @@ static void cnt_papi_lib_init(void)
     if (cnt_papi_lib_ready || cnt_papi_lib_error[0] != '\0') {
         return;
     }
-    ret = PAPI_library_init(PAPI_VER_CURRENT);
+    /* An application that initialised PAPI itself keeps its library; thread support is what
+       attached sets need (one running set per thread), so it is added when missing. */
+    if (PAPI_is_initialized() & PAPI_THREAD_LEVEL_INITED) {
+        cnt_papi_lib_ready = true;
+        return;
+    }
+    ret = PAPI_is_initialized() != PAPI_NOT_INITED ? (int)PAPI_VER_CURRENT
+                                                   : PAPI_library_init(PAPI_VER_CURRENT);
     if (ret != PAPI_VER_CURRENT) {
         snprintf(cnt_papi_lib_error, sizeof(cnt_papi_lib_error), "PAPI_library_init failed: %s",
                  ret > 0 ? "version mismatch" : PAPI_strerror(ret));
@@ -166,6 +186,30 @@ static void cnt_papi_check(cnt_papi_event_t *e, int *code)
         return;
     }
     e->available = true;
+}
+
+/* Whether a set holding event code can be attached to a thread (ourselves). Locked. */
+static void cnt_papi_probe_attach(int code)
+{
+    int set = PAPI_NULL, ret = PAPI_create_eventset(&set);
+
+    if (ret == PAPI_OK) {
+        ret = PAPI_assign_eventset_component(set, PAPI_get_event_component(code));
+    }
+    if (ret == PAPI_OK) {
+        ret = PAPI_attach(set, (unsigned long)syscall(SYS_gettid));
+    }
+    if (set != PAPI_NULL) {
+        PAPI_cleanup_eventset(set);
+        PAPI_destroy_eventset(&set);
+    }
+    cnt_papi_attach_ok = ret == PAPI_OK;
+    atomic_store(&cnt_papi_own_sets, !cnt_papi_attach_ok);
+    if (!cnt_papi_attach_ok) {
+        util_info("papi: event sets cannot be attached to threads here (%s; no hardware PMU?): "
+                  "each thread counts itself from its first use of ibmsg",
+                  PAPI_strerror(ret));
+    }
 }
 #endif
 
@@ -261,6 +305,12 @@ int cnt_papi_setup(const char *events)
             /* Not an error (a machine without hardware counters is normal), but say it once. */
             util_info("papi: %s unavailable: %s", e->event, e->reason);
         }
+#if IBMSG_HAVE_PAPI
+        if (e->available && !cnt_papi_attach_probed) {
+            cnt_papi_probe_attach(cnt_papi_codes[have]);
+            cnt_papi_attach_probed = true;
+        }
+#endif
         have++;
         atomic_store_explicit(&cnt_papi_num, have, memory_order_release);
     }
@@ -271,85 +321,43 @@ out_free:
     return ret;
 }
 
-/* ---- per-thread counting ------------------------------------------------------------------ */
+/* ---- per-thread counting: event sets attached to threads ------------------------------- */
 
 #if IBMSG_HAVE_PAPI
-typedef struct cnt_papi_thread {
-    cnt_source_t source; /* num_counters = cnt_papi_num_avail */
-    int eventset;
-} cnt_papi_thread_t;
+/*
+ * One event set per counted thread, attached to its kernel tid (PAPI_attach: perf_event_open
+ * with pid = tid), so any thread may read it. PAPI's per-thread state is not safe for concurrent
+ * calls, so every PAPI call below runs under cnt_papi_lock. Sets are never removed from the list:
+ * a thread that exits keeps its last values (read once more after the exit: perf keeps the
+ * count of a dead task), its set is destroyed (file descriptors closed), and the sum over threads
+ * never goes backwards.
+ */
+typedef struct cnt_papi_tset {
+    const void *owner; /* the thread's identity (its shard) */
+    long tid;
+    int eventset; /* PAPI_NULL once retired */
+    bool own;     /* created by the thread itself, not attached (see cnt_papi_attach_ok) */
+    uint64_t last[CNT_PAPI_MAX_EVENTS];
+    struct cnt_papi_tset *next;
+} cnt_papi_tset_t;
 
-static _Thread_local cnt_papi_thread_t *cnt_papi_self;
-static pthread_key_t cnt_papi_key;
-static pthread_once_t cnt_papi_key_once = PTHREAD_ONCE_INIT;
+static cnt_papi_tset_t *cnt_papi_tsets;
 
-static int cnt_papi_thread_snapshot(cnt_source_t *src, uint64_t raw[])
+/*
+ * Whether sets can be attached to other threads. PAPI's perf_event component checks an attach by
+ * opening a hardware event on the target, so on a machine without a hardware PMU (this project's
+ * emulated guest) every PAPI_attach fails, software events included. Then each thread creates
+ * its own set, the first time it uses ibmsg once PAPI variables exist (cnt_papi_thread_begins),
+ * and other threads read it under the lock: PAPI reads a set through its owner's context, and
+ * perf reports a task's software counts to any reader; hardware events, whose fast reads (rdpmc)
+ * are only right on the owner's CPU, cannot be counted on such a machine anyway.
+ */
+static bool cnt_papi_attach_ok;
+static _Atomic bool cnt_papi_own_sets; /* threads begin their own sets (no attach here) */
+
+/* Freeze the list (first counted thread) and compute positions. Called with the lock held. */
+static void cnt_papi_freeze_locked(void)
 {
-    cnt_papi_thread_t *t = util_container_of(src, cnt_papi_thread_t, source);
-    long long values[CNT_PAPI_MAX_EVENTS];
-    int ret = PAPI_read(t->eventset, values);
-
-    if (ret != PAPI_OK) {
-        util_error("papi: PAPI_read: %s", PAPI_strerror(ret));
-        return IBMSG_ERR_IO;
-    }
-    for (int i = 0; i < src->num_counters; i++) {
-        raw[i] = (uint64_t)values[i];
-    }
-    return IBMSG_OK;
-}
-
-/* PAPI reads the whole set at once, so reading a few costs the same as all. */
-static int cnt_papi_thread_source_read(cnt_source_t *src, int n, const int idx[], uint64_t raw[])
-{
-    uint64_t all[CNT_PAPI_MAX_EVENTS];
-    int ret = cnt_papi_thread_snapshot(src, all);
-
-    if (ret != IBMSG_OK) {
-        return ret;
-    }
-    for (int i = 0; i < n; i++) {
-        raw[i] = all[idx[i]];
-    }
-    return IBMSG_OK;
-}
-
-static void cnt_papi_thread_cleanup(cnt_source_t *src)
-{
-    cnt_papi_thread_t *t = util_container_of(src, cnt_papi_thread_t, source);
-    long long values[CNT_PAPI_MAX_EVENTS];
-
-    PAPI_stop(t->eventset, values);
-    PAPI_cleanup_eventset(t->eventset);
-    PAPI_destroy_eventset(&t->eventset);
-}
-
-static const cnt_source_ops_t cnt_papi_thread_ops = {
-    .name = "papi",
-    .read = cnt_papi_thread_source_read,
-    .snapshot = cnt_papi_thread_snapshot,
-    .cleanup = cnt_papi_thread_cleanup,
-};
-
-/* A thread exits: stop its set so its perf_event descriptors are closed. */
-static void cnt_papi_thread_exit_cb(void *arg)
-{
-    cnt_papi_thread_t *t = arg;
-
-    t->source.ops->cleanup(&t->source);
-    PAPI_unregister_thread();
-    free(t);
-}
-
-static void cnt_papi_key_create(void)
-{
-    pthread_key_create(&cnt_papi_key, cnt_papi_thread_exit_cb);
-}
-
-/* Freeze the list (first counting thread) and compute positions. */
-static void cnt_papi_freeze(void)
-{
-    pthread_mutex_lock(&cnt_papi_lock);
     if (!cnt_papi_frozen) {
         int num = cnt_papi_num_events();
         for (int i = 0; i < num; i++) {
@@ -357,67 +365,140 @@ static void cnt_papi_freeze(void)
         }
         cnt_papi_frozen = true;
     }
-    pthread_mutex_unlock(&cnt_papi_lock);
 }
 
-static UTIL_NOINLINE int cnt_papi_thread_start(void)
+static void cnt_papi_tset_destroy(int *set)
 {
-    cnt_papi_thread_t *t;
-    int ret;
+    long long values[CNT_PAPI_MAX_EVENTS];
 
-    cnt_papi_freeze();
-    pthread_once(&cnt_papi_key_once, cnt_papi_key_create);
-    t = calloc(1, sizeof(*t));
-    if (t == NULL) {
-        return IBMSG_ERR_NO_MEMORY;
+    PAPI_stop(*set, values);
+    PAPI_cleanup_eventset(*set);
+    PAPI_destroy_eventset(set);
+    *set = PAPI_NULL;
+}
+
+/* A set counting tid and started: attached to it, or (attach false: tid is the calling thread)
+   counting the caller. IBMSG_ERR_IO when PAPI refuses (a thread that already exited cannot be
+   attached to). Called with the lock held. */
+static int cnt_papi_tset_create(long tid, bool attach, int *set_p)
+{
+    int set = PAPI_NULL, ret = PAPI_create_eventset(&set), first = -1;
+
+    for (int i = 0; i < cnt_papi_num_events() && first < 0; i++) {
+        first = cnt_papi_pos[i] >= 0 ? i : -1;
     }
-    t->eventset = PAPI_NULL;
-    t->source.ops = &cnt_papi_thread_ops;
-    t->source.num_counters = cnt_papi_num_avail;
-    ret = PAPI_create_eventset(&t->eventset);
-    if (ret != PAPI_OK) {
-        goto err_free;
+    if (ret == PAPI_OK && first >= 0) {
+        /* Attaching needs the set's component first: that of the events (perf_event). */
+        ret = PAPI_assign_eventset_component(set, PAPI_get_event_component(cnt_papi_codes[first]));
     }
-    for (int i = 0; i < cnt_papi_num_events(); i++) {
+    if (ret == PAPI_OK && attach) {
+        ret = PAPI_attach(set, (unsigned long)tid);
+    }
+    for (int i = 0; i < cnt_papi_num_events() && ret == PAPI_OK; i++) {
         if (cnt_papi_pos[i] >= 0) {
-            ret = PAPI_add_event(t->eventset, cnt_papi_codes[i]);
-            if (ret != PAPI_OK) {
-                goto err_destroy_set;
-            }
+            ret = PAPI_add_event(set, cnt_papi_codes[i]);
         }
     }
-    if (cnt_papi_num_avail > 0) {
-        ret = PAPI_start(t->eventset);
-        if (ret != PAPI_OK) {
-            goto err_destroy_set;
-        }
+    if (ret == PAPI_OK && first >= 0) {
+        ret = PAPI_start(set);
     }
-    pthread_setspecific(cnt_papi_key, t);
-    cnt_papi_self = t;
+    if (ret != PAPI_OK) {
+        /* A thread that exited meanwhile cannot be attached to: normal, hence debug. Other
+           failures are said once. */
+        static bool warned;
+        if (warned) {
+            util_debug("papi: cannot count thread %ld: %s", tid, PAPI_strerror(ret));
+        } else {
+            util_warn("papi: cannot count thread %ld: %s", tid, PAPI_strerror(ret));
+            warned = true;
+        }
+        if (set != PAPI_NULL) {
+            PAPI_cleanup_eventset(set);
+            PAPI_destroy_eventset(&set);
+        }
+        return IBMSG_ERR_IO;
+    }
+    *set_p = set;
     return IBMSG_OK;
-
-err_destroy_set:
-    PAPI_cleanup_eventset(t->eventset);
-    PAPI_destroy_eventset(&t->eventset);
-err_free:
-    util_error("papi: cannot start counting in this thread: %s", PAPI_strerror(ret));
-    free(t);
-    return IBMSG_ERR_IO;
 }
 
-int cnt_papi_thread_read(int n, const int idx[], uint64_t totals[])
+/* Read t's set into t->last (values only grow; a failed read keeps the last ones). */
+static void cnt_papi_tset_refresh(cnt_papi_tset_t *t)
 {
-    int pos[CNT_PAPI_MAX_EVENTS];
+    long long values[CNT_PAPI_MAX_EVENTS];
     int ret;
 
-    if (n < 0 || n > CNT_PAPI_MAX_EVENTS || (n > 0 && (idx == NULL || totals == NULL))) {
-        return IBMSG_ERR_INVALID;
+    if (t->eventset == PAPI_NULL) {
+        return;
     }
-    if (cnt_papi_self == NULL) {
-        ret = cnt_papi_thread_start();
-        if (ret != IBMSG_OK) {
-            return ret;
+    ret = PAPI_read(t->eventset, values);
+    if (ret != PAPI_OK) {
+        util_warn("papi: PAPI_read of thread %ld: %s", t->tid, PAPI_strerror(ret));
+        return;
+    }
+    for (int i = 0; i < cnt_papi_num_avail; i++) {
+        if ((uint64_t)values[i] > t->last[i]) {
+            t->last[i] = (uint64_t)values[i];
         }
+    }
+}
+
+/* The thread is gone (or its owner now names another thread): final values, set closed. */
+static void cnt_papi_tset_retire(cnt_papi_tset_t *t)
+{
+    cnt_papi_tset_refresh(t);
+    if (t->eventset != PAPI_NULL) {
+        cnt_papi_tset_destroy(&t->eventset);
+    }
+}
+
+/* The set of (owner, tid), created when alive and new; NULL when it cannot count. Locked. */
+static cnt_papi_tset_t *cnt_papi_tset_get(const void *owner, long tid, bool alive)
+{
+    cnt_papi_tset_t *t;
+
+    cnt_papi_tset_t *found = NULL;
+    for (t = cnt_papi_tsets; t != NULL; t = t->next) {
+        if (t->owner == owner && t->tid == tid) {
+            found = t;
+        } else if (t->owner == owner && t->eventset != PAPI_NULL) {
+            cnt_papi_tset_retire(t); /* the owner was recycled for a new thread */
+        }
+    }
+    t = found;
+    /* A new thread: attached to, where PAPI can; else only the thread itself can begin
+       counting itself (cnt_papi_thread_begins), and until then it reads as 0. */
+    bool self = tid == (long)syscall(SYS_gettid);
+    if (t == NULL && alive && (self || cnt_papi_attach_ok)) {
+        t = calloc(1, sizeof(*t));
+        if (t == NULL) {
+            return NULL;
+        }
+        if (cnt_papi_tset_create(tid, !self, &t->eventset) != IBMSG_OK) {
+            free(t);
+            return NULL;
+        }
+        t->owner = owner;
+        t->tid = tid;
+        t->own = self;
+        t->next = cnt_papi_tsets;
+        cnt_papi_tsets = t;
+    }
+    if (t != NULL) {
+        if (alive) {
+            cnt_papi_tset_refresh(t);
+        } else {
+            cnt_papi_tset_retire(t);
+        }
+    }
+    return t;
+}
+
+/* Positions of events idx[0..n) in a set, or IBMSG_ERR_INVALID. */
+static int cnt_papi_positions(int n, const int idx[], int pos[])
+{
+    if (n < 0 || n > CNT_PAPI_MAX_EVENTS || (n > 0 && idx == NULL)) {
+        return IBMSG_ERR_INVALID;
     }
     for (int i = 0; i < n; i++) {
         if (idx[i] < 0 || idx[i] >= cnt_papi_num_events() || cnt_papi_pos[idx[i]] < 0) {
@@ -425,14 +506,129 @@ int cnt_papi_thread_read(int n, const int idx[], uint64_t totals[])
         }
         pos[i] = cnt_papi_pos[idx[i]];
     }
-    if (n == 0) {
-        return IBMSG_OK;
+    return IBMSG_OK;
+}
+
+int cnt_papi_thread_read(const void *owner, long tid, bool alive, int n, const int idx[],
+                         uint64_t totals[])
+{
+    int pos[CNT_PAPI_MAX_EVENTS], ret;
+    cnt_papi_tset_t *t;
+
+    if (owner == NULL || (n > 0 && totals == NULL)) {
+        return IBMSG_ERR_INVALID;
     }
-    return cnt_source_read(&cnt_papi_self->source, n, pos, totals);
+    pthread_mutex_lock(&cnt_papi_lock);
+    cnt_papi_freeze_locked();
+    ret = cnt_papi_positions(n, idx, pos);
+    if (ret == IBMSG_OK) {
+        t = cnt_papi_tset_get(owner, tid, alive);
+        for (int i = 0; i < n; i++) {
+            totals[i] = t != NULL ? t->last[pos[i]] : 0; /* never counted: nothing to show */
+        }
+    }
+    pthread_mutex_unlock(&cnt_papi_lock);
+    return ret;
+}
+
+/* A thread with its own set exits: final values, set closed, PAPI's record of it freed. */
+static pthread_key_t cnt_papi_key;
+static pthread_once_t cnt_papi_key_once = PTHREAD_ONCE_INIT;
+
+static void cnt_papi_thread_exit_cb(void *arg)
+{
+    pthread_mutex_lock(&cnt_papi_lock);
+    for (cnt_papi_tset_t *t = cnt_papi_tsets; t != NULL; t = t->next) {
+        if (t == arg) {
+            cnt_papi_tset_retire(t);
+        }
+    }
+    PAPI_unregister_thread();
+    pthread_mutex_unlock(&cnt_papi_lock);
+}
+
+static void cnt_papi_key_create(void)
+{
+    pthread_key_create(&cnt_papi_key, cnt_papi_thread_exit_cb);
+}
+
+void cnt_papi_thread_begins(const void *owner, long tid)
+{
+    cnt_papi_tset_t *t;
+
+    if (!atomic_load_explicit(&cnt_papi_own_sets, memory_order_relaxed) || owner == NULL) {
+        return;
+    }
+    pthread_once(&cnt_papi_key_once, cnt_papi_key_create);
+    pthread_mutex_lock(&cnt_papi_lock);
+    cnt_papi_freeze_locked();
+    t = cnt_papi_tset_get(owner, tid, true);
+    pthread_mutex_unlock(&cnt_papi_lock);
+    if (t != NULL && t->own) {
+        pthread_setspecific(cnt_papi_key, t);
+    }
+}
+
+int cnt_papi_sum_read(int nlive, const void *const owners[], const long tids[], int n,
+                      const int idx[], uint64_t totals[])
+{
+    int pos[CNT_PAPI_MAX_EVENTS], ret;
+
+    if (nlive < 0 || (nlive > 0 && (owners == NULL || tids == NULL)) || (n > 0 && totals == NULL)) {
+        return IBMSG_ERR_INVALID;
+    }
+    pthread_mutex_lock(&cnt_papi_lock);
+    cnt_papi_freeze_locked();
+    ret = cnt_papi_positions(n, idx, pos);
+    if (ret == IBMSG_OK) {
+        for (int k = 0; k < nlive; k++) {
+            cnt_papi_tset_get(owners[k], tids[k], true);
+        }
+        /* Counted threads no longer live: their final values. */
+        for (cnt_papi_tset_t *t = cnt_papi_tsets; t != NULL; t = t->next) {
+            bool live = false;
+            for (int k = 0; k < nlive && !live && t->eventset != PAPI_NULL; k++) {
+                live = owners[k] == t->owner && tids[k] == t->tid;
+            }
+            if (!live) {
+                cnt_papi_tset_retire(t); /* nothing for one retired already */
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            totals[i] = 0;
+            for (cnt_papi_tset_t *t = cnt_papi_tsets; t != NULL; t = t->next) {
+                totals[i] += t->last[pos[i]];
+            }
+        }
+    }
+    pthread_mutex_unlock(&cnt_papi_lock);
+    return ret;
 }
 #else
-int cnt_papi_thread_read(int n, const int idx[], uint64_t totals[])
+void cnt_papi_thread_begins(const void *owner, long tid)
 {
+    (void)owner;
+    (void)tid;
+}
+
+int cnt_papi_thread_read(const void *owner, long tid, bool alive, int n, const int idx[],
+                         uint64_t totals[])
+{
+    (void)owner;
+    (void)tid;
+    (void)alive;
+    (void)n;
+    (void)idx;
+    (void)totals;
+    return IBMSG_ERR_NOT_SUPPORTED;
+}
+
+int cnt_papi_sum_read(int nlive, const void *const owners[], const long tids[], int n,
+                      const int idx[], uint64_t totals[])
+{
+    (void)nlive;
+    (void)owners;
+    (void)tids;
     (void)n;
     (void)idx;
     (void)totals;

@@ -3,20 +3,25 @@
  * (IBMSG_HAVE_PAPI in ibmsg_config.h); without PAPI every event is "unavailable: PAPI support is
  * not compiled in" and nothing else changes.
  *
- * What a value counts: PAPI counts per thread, so every PAPI variable counts the events of the
- * CALLING thread. A thread's event set is created and started the first time that thread starts
- * or reads a PAPI variable, and then runs until the thread exits; a handle therefore counts the
- * thread that starts, reads and stops it, and must be used from that one thread (reading it from
- * another thread mixes two threads' totals).
+ * What a value counts: PAPI counts per thread. Each counted thread gets its own event set,
+ * attached to its kernel tid with PAPI_attach (third-party counting: perf_event_open on that
+ * tid), so a set can be started and read from any thread, which PAPI does not allow for a set
+ * that counts the thread that created it. A thread is counted from the first time ibmsg looks at
+ * it (a handle bound to it, or a read of a sum) until it exits; its counts then stay at their
+ * final values. All PAPI calls are made under one mutex (PAPI's per-thread tables are not safe
+ * for concurrent use). PAPI is initialised once with thread support (PAPI_thread_init: attached
+ * sets need one PAPI thread per counted thread); an application that initialised PAPI before us
+ * keeps its library (PAPI_is_initialized), with thread support added if it had none.
  *
- * Reads from another thread: owner-thread reads. A reading always goes to the CALLING thread's
- * event set (found through thread-local storage), so a handle read from another thread returns
- * that thread's counts, never the starting thread's: it is not an error, but it mixes threads.
- * PAPI documents event sets as belonging to the thread that created them unless attached;
- * PAPI_attach (a set bound to a tid, readable from anywhere) would lift the rule and allow
- * variables bound to a thread and sums over threads. Not done yet.
- * test/counters/test_papi_pvars.cc checks that a handle counts its thread's CPU time and page
- * faults and none of another thread's.
+ * Where PAPI cannot attach (measured: PAPI 7.0.0's perf_event component checks an attach by
+ * opening a hardware event on the target, which fails on a machine without a hardware PMU such
+ * as the emulated guest, software events included), each thread instead creates its own set the
+ * first time it uses ibmsg once the events are set up (cnt_papi_thread_begins), and any thread
+ * reads it under the mutex. That is correct for software events (PAPI reads a set through its
+ * owner's context; perf gives a task's counts to any reader) and only those can count on such a
+ * machine (hardware events, read with rdpmc on the owner's CPU, are unavailable there). Threads
+ * that began using ibmsg before the events were set up are counted from their next
+ * ibmsg_t_thread_self().
  *
  * When the perf_event component cannot count (measured on Debian 12, PAPI 7.0.0, libpfm4 4.13):
  * - On an AMD family 0x1a host, libpfm4 4.13 knows no core PMU, and PAPI 7.0.0 then disables the
@@ -81,12 +86,31 @@ const cnt_papi_event_t *cnt_papi_event(int i);
 size_t cnt_papi_unavailable(char *buf, size_t len);
 
 /**
- * The totals of events idx[0..n) (indices of cnt_papi_event) counted by the calling thread since
- * it began counting; starts counting in this thread (and freezes the list) on the first call.
- * Returns IBMSG_OK, IBMSG_ERR_INVALID (an index out of range or of an unavailable event),
- * IBMSG_ERR_NOT_SUPPORTED (no PAPI) or IBMSG_ERR_IO (PAPI failed; logged).
+ * The totals of events idx[0..n) (indices of cnt_papi_event) of one thread: kernel tid, named by
+ * owner (the same pointer for the thread's life; the same owner with another tid is another
+ * thread, and the old one is retired). alive: the thread still runs (a set is created for it on
+ * first use); false: its final values (0 when it was never counted). The first call freezes the
+ * event list. Returns IBMSG_OK, IBMSG_ERR_INVALID (an index out of range or of an unavailable
+ * event, owner NULL) or IBMSG_ERR_NOT_SUPPORTED (no PAPI). A thread that cannot be attached to
+ * (already gone) reads as 0.
  */
-int cnt_papi_thread_read(int n, const int idx[], uint64_t totals[]);
+int cnt_papi_thread_read(const void *owner, long tid, bool alive, int n, const int idx[],
+                         uint64_t totals[]);
+
+/**
+ * Thread tid (the calling thread), named by owner, begins using ibmsg: where sets cannot be
+ * attached to other threads (no hardware PMU), it begins counting itself now, once PAPI
+ * variables exist. Cheap otherwise (one flag). Called from the thread's first counter use.
+ */
+void cnt_papi_thread_begins(const void *owner, long tid);
+
+/**
+ * The totals summed over every thread counted so far: the live threads (owners[k], tids[k]),
+ * k < nlive, are counted (from now on, if new) and read; counted threads not among them have
+ * exited and give their final values. Never decreases. Returns as cnt_papi_thread_read.
+ */
+int cnt_papi_sum_read(int nlive, const void *const owners[], const long tids[], int n,
+                      const int idx[], uint64_t totals[]);
 
 /** lower_snake variable name for an event: "papi_" + the event name without a "PAPI_" prefix. */
 int cnt_papi_pvar_name(const char *event, char *buf, size_t len);

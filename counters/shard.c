@@ -4,6 +4,7 @@
  * shard.h; nothing here runs per update.
  */
 #include "counters/shard.h"
+#include "counters/papi_source.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -258,6 +259,7 @@ cnt_shard_t *cnt_shard_self_slow(void)
     if (pthread_setspecific(cnt_thread_key, shard) != 0) {
         util_warn("pthread_setspecific failed: this thread's counter shard is not recycled");
     }
+    cnt_papi_thread_begins(shard, shard->meta.tid); /* counts itself where PAPI cannot attach */
     cnt_shard_tls = shard;
     return shard;
 }

@@ -1,6 +1,7 @@
 /* Threads as tool objects (IBMSG_T_BIND_THREAD): the public face of the thread shards. */
 #include <ibmsg/tool.h>
 
+#include "counters/papi_source.h"
 #include "counters/shard.h"
 
 /* An ibmsg_t_thread_t is the thread's shard. */
@@ -14,7 +15,10 @@ IBMSG_API int ibmsg_t_thread_self(ibmsg_t_thread_t *thread)
     if (thread == NULL) {
         return IBMSG_T_ERR_INVALID;
     }
-    *thread = cnt_thread_handle(cnt_shard_get());
+    cnt_shard_t *self = cnt_shard_get();
+
+    cnt_papi_thread_begins(self, self->meta.tid); /* a thread older than the PAPI set-up */
+    *thread = cnt_thread_handle(self);
     return IBMSG_OK;
 }
 

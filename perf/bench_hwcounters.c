@@ -5,8 +5,9 @@
  * NIC: for every device port under the sysfs root (default /sys/class/infiniband), the same port
  * opened twice, once with the pread backend (one pread per counter file) and once with RDMA
  * netlink (one RDMA_NLDEV_CMD_STAT_GET message for all hw_counters); per backend, a whole-port
- * snapshot and a one-counter read. PAPI: cnt_papi_thread_read of one event and of every available
- * event of the list (one PAPI_read of the calling thread's event set either way).
+ * snapshot and a one-counter read. PAPI: cnt_papi_thread_read (of the calling thread, through its
+ * attached set) of one event and of every available event of the list (one PAPI_read of the calling
+ * thread's event set either way).
  *
  * Each figure is the median over the repetitions of (time of a loop / iterations), in
  * microseconds. Under the QEMU guest (TCG) everything is several times slower than on hardware:
@@ -24,6 +25,7 @@
 #include <ibmsg/status.h>
 #include "counters/nic_port.h"
 #include "counters/papi_source.h"
+#include "counters/shard.h"
 
 #define MAX_REPS 51
 
@@ -147,6 +149,7 @@ static void bench_papi(const char *events, int iters, int reps)
         printf("papi: no event can be counted here\n");
         return;
     }
+    cnt_shard_t *self = cnt_shard_get(); /* this thread, counted by an attached event set */
     for (int k = 0; k < 2; k++) {
         int num = k == 0 ? 1 : n;
         double t[MAX_REPS];
@@ -154,7 +157,7 @@ static void bench_papi(const char *events, int iters, int reps)
         for (int r = 0; r < reps; r++) {
             double t0 = now_us();
             for (int i = 0; i < iters; i++) {
-                if (cnt_papi_thread_read(num, idx, v) != IBMSG_OK) {
+                if (cnt_papi_thread_read(self, self->meta.tid, true, num, idx, v) != IBMSG_OK) {
                     printf("papi: read failed\n");
                     return;
                 }

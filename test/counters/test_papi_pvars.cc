@@ -76,14 +76,15 @@ class PapiPvars : public ::testing::Test
         EXPECT_EQ(ibmsg_t_finalize(), IBMSG_T_SUCCESS);
         util_log_set_sink(nullptr, nullptr, nullptr, nullptr);
     }
-    // A started handle on a COUNTER variable, or -1 (the variable does not exist here).
-    int counter(const char *name, ibmsg_t_pvar_handle_t *h)
+    // A handle on a COUNTER variable (bound to thread when given), or -1 (no such variable here).
+    int counter(const char *name, ibmsg_t_pvar_handle_t *h, ibmsg_t_thread_t *thread = nullptr)
     {
         int index, count = 0;
         if (ibmsg_t_pvar_get_index(name, IBMSG_T_PVAR_CLASS_COUNTER, &index) != IBMSG_T_SUCCESS) {
             return -1;
         }
-        EXPECT_EQ(ibmsg_t_pvar_handle_alloc(session_, index, nullptr, h, &count), IBMSG_T_SUCCESS);
+        EXPECT_EQ(ibmsg_t_pvar_handle_alloc(session_, index, thread, h, &count), IBMSG_T_SUCCESS)
+            << name;
         EXPECT_EQ(count, 1);
         return index;
     }
@@ -143,15 +144,12 @@ TEST_F(PapiPvars, EventListAndUnavailableEvents)
 
 TEST_F(PapiPvars, TaskClockCountsOnlyWhileStarted)
 {
-    int index;
-    if (ibmsg_t_pvar_get_index("papi_perf_task_clock", IBMSG_T_PVAR_CLASS_COUNTER, &index) !=
-        IBMSG_T_SUCCESS) {
+    ibmsg_t_thread_t self;
+    ibmsg_t_pvar_handle_t h;
+    ASSERT_EQ(ibmsg_t_thread_self(&self), IBMSG_T_SUCCESS);
+    if (counter("papi_thread_perf_task_clock", &h, &self) < 0) {
         GTEST_SKIP() << "perf::TASK-CLOCK cannot be counted on this machine: " << unavailable();
     }
-    ibmsg_t_pvar_handle_t h;
-    int count = 0;
-    ASSERT_EQ(ibmsg_t_pvar_handle_alloc(session_, index, nullptr, &h, &count), IBMSG_T_SUCCESS);
-    ASSERT_EQ(count, 1);
     ASSERT_EQ(ibmsg_t_pvar_start(session_, h), IBMSG_T_SUCCESS);
     busy_ms(20);
     ASSERT_EQ(ibmsg_t_pvar_stop(session_, h), IBMSG_T_SUCCESS);
@@ -162,7 +160,7 @@ TEST_F(PapiPvars, TaskClockCountsOnlyWhileStarted)
     ASSERT_EQ(ibmsg_t_pvar_read(session_, h, &b), IBMSG_T_SUCCESS);
     EXPECT_EQ(a, b);
     // Counting has begun: the event list is frozen.
-    int cvar;
+    int cvar, count = 0;
     ASSERT_EQ(ibmsg_t_cvar_get_index("papi_events", &cvar), IBMSG_T_SUCCESS);
     ibmsg_t_cvar_handle_t ch;
     ASSERT_EQ(ibmsg_t_cvar_handle_alloc(cvar, nullptr, &ch, &count), IBMSG_T_SUCCESS);
@@ -172,65 +170,118 @@ TEST_F(PapiPvars, TaskClockCountsOnlyWhileStarted)
     ASSERT_EQ(ibmsg_t_cvar_handle_free(&ch), IBMSG_T_SUCCESS);
 }
 
-// The scheme of papi_source.h: a handle counts the thread that starts, reads and stops it. Here
-// that thread is a worker; the main thread's work (CPU time, page faults) while the worker
-// waits must not show, and the worker's own work must.
-TEST_F(PapiPvars, TaskClockAndPageFaultsCountTheMeasuredThreadOnly)
+// The scheme of papi_source.h: event sets attached to threads, so the main thread binds, starts,
+// reads and stops handles on two workers. Worker A works (CPU time, page faults) while B only
+// waits; the main thread works too. Each bound handle shows its own thread's work only, from
+// whichever thread reads it; the sum over threads holds both workers, keeps their final values
+// after they exit, and holds nothing of a thread ibmsg does not know.
+TEST_F(PapiPvars, ThreadBoundCountsReadFromAnotherThreadAndSumOverThreads)
 {
-    ibmsg_t_pvar_handle_t clk, pf;
-    if (counter("papi_perf_task_clock", &clk) < 0 || counter("papi_perf_page_faults", &pf) < 0) {
+    int probe;
+    if (ibmsg_t_pvar_get_index("papi_thread_perf_task_clock", IBMSG_T_PVAR_CLASS_COUNTER, &probe) !=
+            IBMSG_T_SUCCESS ||
+        ibmsg_t_pvar_get_index("papi_thread_perf_page_faults", IBMSG_T_PVAR_CLASS_COUNTER,
+                               &probe) != IBMSG_T_SUCCESS) {
         GTEST_SKIP() << "perf software events cannot be counted here (" << unavailable()
                      << "); run test/vm/run -- ctest --test-dir build -R Papi";
     }
     std::mutex m;
-    int phase = 0; // 1: the main thread did its work
     std::condition_variable cv;
-    unsigned long long idle_clk = 0, idle_pf = 0, busy_clk = 0, busy_pf = 0;
-    long long own_ns = 0; // the worker's CPU time over its busy part, from the kernel's clock
-    std::thread worker([&] {
-        ibmsg_t_pvar_handle_t both[2] = {clk, pf};
-        ASSERT_EQ(ibmsg_t_pvar_start_list(session_, 2, both), IBMSG_T_SUCCESS);
+    int phase = 0; // 1: both registered; 2: handles started, A works; 3: A done
+    int registered = 0;
+    ibmsg_t_thread_t ta{}, tb{};
+    long long own_ns = 0; // A's CPU time over its work, from the kernel's thread clock
+    auto wait_for = [&](int p) {
+        std::unique_lock<std::mutex> l(m);
+        cv.wait(l, [&] { return phase >= p; });
+    };
+    std::thread a([&] {
         {
-            std::unique_lock<std::mutex> l(m);
-            cv.wait(l, [&] { return phase == 1; });
+            std::lock_guard<std::mutex> l(m);
+            ASSERT_EQ(ibmsg_t_thread_self(&ta), IBMSG_T_SUCCESS); // an ibmsg thread
+            registered++;
+            cv.notify_all();
         }
-        ASSERT_EQ(ibmsg_t_pvar_read(session_, clk, &idle_clk), IBMSG_T_SUCCESS);
-        ASSERT_EQ(ibmsg_t_pvar_read(session_, pf, &idle_pf), IBMSG_T_SUCCESS);
+        wait_for(2);
         struct timespec c0, c1;
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
         busy_ms(50);
         touch_pages(1000);
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
         own_ns = (c1.tv_sec - c0.tv_sec) * 1000000000ll + (c1.tv_nsec - c0.tv_nsec);
-        ASSERT_EQ(ibmsg_t_pvar_stop_list(session_, 2, both), IBMSG_T_SUCCESS);
-        ASSERT_EQ(ibmsg_t_pvar_read(session_, clk, &busy_clk), IBMSG_T_SUCCESS);
-        ASSERT_EQ(ibmsg_t_pvar_read(session_, pf, &busy_pf), IBMSG_T_SUCCESS);
+        std::lock_guard<std::mutex> l(m);
+        phase = 3;
+        cv.notify_all();
     });
-    // The main thread works while the worker sleeps on the condition variable.
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    busy_ms(100);
+    std::thread b([&] {
+        {
+            std::lock_guard<std::mutex> l(m);
+            ASSERT_EQ(ibmsg_t_thread_self(&tb), IBMSG_T_SUCCESS);
+            registered++;
+            cv.notify_all();
+        }
+        wait_for(3);
+    });
+    {
+        std::unique_lock<std::mutex> l(m);
+        cv.wait(l, [&] { return registered == 2; });
+    }
+    // Bound to A and B, started here, in the main thread.
+    ibmsg_t_pvar_handle_t clk_a, pf_a, clk_b, pf_b, clk_sum, pf_sum;
+    ASSERT_GE(counter("papi_thread_perf_task_clock", &clk_a, &ta), 0);
+    ASSERT_GE(counter("papi_thread_perf_page_faults", &pf_a, &ta), 0);
+    ASSERT_GE(counter("papi_thread_perf_task_clock", &clk_b, &tb), 0);
+    ASSERT_GE(counter("papi_thread_perf_page_faults", &pf_b, &tb), 0);
+    ASSERT_GE(counter("papi_perf_task_clock", &clk_sum), 0);
+    ASSERT_GE(counter("papi_perf_page_faults", &pf_sum), 0);
+    ibmsg_t_pvar_handle_t all[] = {clk_a, pf_a, clk_b, pf_b, clk_sum, pf_sum};
+    ASSERT_EQ(ibmsg_t_pvar_start_list(session_, 6, all), IBMSG_T_SUCCESS);
+    // The main thread works before A does: none of it may show in A's or B's handles.
+    busy_ms(60);
     touch_pages(3000);
+    unsigned long long v0[6], v1[6], v2[6];
+    for (int i = 0; i < 6; i++) {
+        ASSERT_EQ(ibmsg_t_pvar_read(session_, all[i], &v0[i]), IBMSG_T_SUCCESS);
+    }
     {
         std::lock_guard<std::mutex> l(m);
-        phase = 1;
+        phase = 2;
         cv.notify_all();
     }
-    worker.join();
-    // Idle: the worker only waited (a few ms of wake-ups at most, and no page faults of ours).
-    EXPECT_LT(idle_clk, 20000000u) << "ns";
-    EXPECT_LT(idle_pf, 100u);
-    // Busy: its own 50 ms and 1000 first touches (slow under emulation: the faults' kernel time
-    // counts too), as the thread's CPU clock saw them, within the cost of the reads around them
-    // (the main thread's 100 ms are not in).
-    EXPECT_GE(busy_clk - idle_clk, 50000000u) << "ns";
-    // perf's task-clock and the thread CPU clock account slightly differently (measured: 1096.9
-    // against 1099.8 ms under emulation): 5 % apart at most.
-    long long busy_ns = (long long)(busy_clk - idle_clk);
-    EXPECT_GE(busy_ns, own_ns - own_ns / 20 - 2000000) << "ns, own CPU time " << own_ns;
-    EXPECT_LE(busy_ns, own_ns + own_ns / 20 + 20000000)
-        << "ns: more than the worker's own CPU time";
-    EXPECT_GE(busy_pf - idle_pf, 1000u);
-    EXPECT_LT(busy_pf - idle_pf, 2000u) << "the main thread's 3000 faults leaked in";
+    a.join();
+    b.join();
+    for (int i = 0; i < 6; i++) {
+        ASSERT_EQ(ibmsg_t_pvar_read(session_, all[i], &v1[i]), IBMSG_T_SUCCESS);
+    }
+    // Before A worked: the main thread's 60 ms and 3000 faults are in neither worker.
+    EXPECT_LT(v0[0], 20000000u) << "ns of A while it waited";
+    EXPECT_LT(v0[1], 100u);
+    EXPECT_LT(v0[2], 20000000u) << "ns of B while it waited";
+    // A's work, read from here: its 50 ms and 1000 first touches (perf's task clock and the
+    // thread CPU clock account slightly differently: 5 % apart at most).
+    long long busy_ns = (long long)(v1[0] - v0[0]);
+    EXPECT_GE(busy_ns, own_ns - own_ns / 20 - 2000000) << "ns, A's own CPU time " << own_ns;
+    EXPECT_LE(busy_ns, own_ns + own_ns / 20 + 20000000) << "ns: more than A's own CPU time";
+    EXPECT_GE(v1[1] - v0[1], 1000u);
+    EXPECT_LT(v1[1] - v0[1], 2000u) << "the main thread's 3000 faults leaked in";
+    // B only waited.
+    EXPECT_LT(v1[2] - v0[2], 20000000u) << "ns of B";
+    EXPECT_LT(v1[3] - v0[3], 100u);
+    // The sum over threads holds both workers (and whatever other ibmsg threads did: this
+    // process's main thread is one when it used ibmsg, so its 60 ms may be in): at least A + B.
+    EXPECT_GE(v1[4] - v0[4], (v1[0] - v0[0]) + (v1[2] - v0[2]));
+    EXPECT_GE(v1[5] - v0[5], (v1[1] - v0[1]) + (v1[3] - v0[3]));
+    // A and B have exited: their handles keep their final values, and the sum never goes back.
+    busy_ms(20);
+    for (int i = 0; i < 6; i++) {
+        ASSERT_EQ(ibmsg_t_pvar_read(session_, all[i], &v2[i]), IBMSG_T_SUCCESS);
+    }
+    for (int i = 0; i < 4; i++) {
+        EXPECT_EQ(v2[i], v1[i]) << "handle " << i << " of an exited thread moved";
+    }
+    EXPECT_GE(v2[4], v1[4]);
+    EXPECT_GE(v2[5], v1[5]);
+    ASSERT_EQ(ibmsg_t_pvar_stop_list(session_, 6, all), IBMSG_T_SUCCESS);
 }
 
 // An event the machine cannot count is reported, not fatal: no variable, listed with its reason

@@ -6,10 +6,22 @@
 
 #include <cstring>
 #include <string>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "ibmsg_config.h"
+#if IBMSG_HAVE_PAPI
+#include <papi.h>
+#endif
 
 namespace
 {
+
+long self_tid()
+{
+    return long(syscall(SYS_gettid));
+}
 
 int find_event(const char *name)
 {
@@ -98,7 +110,7 @@ TEST(PapiSource, BogusEventIsUnavailable)
     EXPECT_NE(cnt_papi_event(0)->reason[0], '\0');
     int idx = 0;
     uint64_t v;
-    EXPECT_NE(cnt_papi_thread_read(1, &idx, &v), IBMSG_OK);
+    EXPECT_NE(cnt_papi_thread_read(&idx, self_tid(), true, 1, &idx, &v), IBMSG_OK);
 }
 
 TEST(PapiSource, TaskClockGrowsWithWork)
@@ -114,9 +126,10 @@ TEST(PapiSource, TaskClockGrowsWithWork)
                      << cnt_papi_event(idx)->reason;
     }
     uint64_t t0 = 0, t1 = 0;
-    ASSERT_EQ(cnt_papi_thread_read(1, &idx, &t0), IBMSG_OK);
+    static const int owner = 0; // this thread's identity for the source
+    ASSERT_EQ(cnt_papi_thread_read(&owner, self_tid(), true, 1, &idx, &t0), IBMSG_OK);
     busy_ms(20);
-    ASSERT_EQ(cnt_papi_thread_read(1, &idx, &t1), IBMSG_OK);
+    ASSERT_EQ(cnt_papi_thread_read(&owner, self_tid(), true, 1, &idx, &t1), IBMSG_OK);
     // TASK-CLOCK counts nanoseconds of this thread on a CPU: at least the 20 ms of work.
     EXPECT_GE(t1 - t0, 20000000u);
     EXPECT_LT(t1 - t0, 2000000000u);
@@ -125,3 +138,29 @@ TEST(PapiSource, TaskClockGrowsWithWork)
 }
 
 } // namespace
+
+// An application that initialised PAPI itself (without thread support) keeps its library: ours
+// runs on it, adds thread support, and counts.
+TEST(PapiSource, ReusesTheApplicationsPapi)
+{
+#if IBMSG_HAVE_PAPI
+    ASSERT_EQ(PAPI_library_init(PAPI_VER_CURRENT), PAPI_VER_CURRENT);
+    ASSERT_EQ(PAPI_is_initialized(), PAPI_LOW_LEVEL_INITED);
+    ASSERT_EQ(cnt_papi_setup("perf::TASK-CLOCK"), IBMSG_OK);
+    EXPECT_NE(PAPI_is_initialized() & PAPI_THREAD_LEVEL_INITED, 0) << "thread support added";
+    int idx = find_event("perf::TASK-CLOCK");
+    ASSERT_EQ(idx, 0);
+    if (!cnt_papi_event(idx)->available) {
+        GTEST_SKIP() << "perf::TASK-CLOCK not available on this machine: "
+                     << cnt_papi_event(idx)->reason;
+    }
+    static const int owner = 0;
+    uint64_t t0 = 0, t1 = 0;
+    ASSERT_EQ(cnt_papi_thread_read(&owner, self_tid(), true, 1, &idx, &t0), IBMSG_OK);
+    busy_ms(20);
+    ASSERT_EQ(cnt_papi_thread_read(&owner, self_tid(), true, 1, &idx, &t1), IBMSG_OK);
+    EXPECT_GE(t1 - t0, 20000000u);
+#else
+    GTEST_SKIP() << "PAPI support is not compiled in";
+#endif
+}
