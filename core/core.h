@@ -6,6 +6,7 @@
 #define IBMSG_CORE_CORE_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include <ibmsg/ibmsg.h>
 #include <ibmsg/tool.h>
@@ -121,6 +122,19 @@ struct ibmsg_ep_s {
     core_rma_ep_t rma;
     core_ep_keepalive_t ka; /* failure.c */
 };
+
+/*
+ * The next send-queue entry (sq_head), cleared and owned by ep, for a work request other than
+ * a message send (core_ep_post_hdr fills its own); the caller advances sq_head once posted.
+ */
+static inline core_sslot_t *core_sslot_take(struct ibmsg_ep_s *ep)
+{
+    core_sslot_t *slot = &ep->sring[ep->sq_head & ep->sq_mask];
+
+    memset(slot, 0, sizeof(*slot));
+    slot->ep = ep;
+    return slot;
+}
 
 typedef struct core_req_chunk core_req_chunk_t;
 

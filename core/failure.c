@@ -20,11 +20,8 @@ void core_keepalive_init(ibmsg_context_t ctx)
 /* Post a probe into the next send-queue slot; it completes (and frees its slot) like a send. */
 static void keepalive_probe(ibmsg_ep_t ep, uint64_t now)
 {
-    core_sslot_t *slot = &ep->sring[ep->sq_head & ep->sq_mask];
+    core_sslot_t *slot = core_sslot_take(ep);
 
-    slot->buf = NULL;
-    slot->rndv = NULL;
-    slot->req = NULL;
     slot->signaled = 1;
     /* A zero-length RDMA WRITE: acknowledged by the peer's transport without a receive buffer,
        memory or key, so a dead peer shows as a retry-exceeded completion. */

@@ -140,9 +140,8 @@ static void handle_recv(ibmsg_context_t ctx, const verbs_wc_t *wc)
         return;
     }
     ep->rx_seq++;
-    if (util_unlikely(wc->flags & VERBS_WC_INVALIDATED) && hdr->type != CORE_WIRE_FIN &&
-        hdr->type != CORE_WIRE_RTS) {
-        core_rndv_stray_invalidation(ep, wc->ex); /* only a FIN may invalidate (RTS: rndv.c) */
+    if (util_unlikely(wc->flags & VERBS_WC_INVALIDATED) && hdr->type != CORE_WIRE_FIN) {
+        core_rndv_stray_invalidation(ep, wc->ex); /* only a FIN may invalidate */
     }
     if (hdr->credits != 0) {
         core_credit_grant(&ep->cr, hdr->credits);

@@ -76,7 +76,7 @@ static int rma_post(ibmsg_ep_t ep, struct ibmsg_request_s *req)
     core_rma_req_t *r = &req->rma;
 
     do {
-        core_sslot_t *slot = &ep->sring[ep->sq_head & ep->sq_mask];
+        core_sslot_t *slot;
         uint64_t frag = UTIL_MIN(req->len - r->posted, (uint64_t)ep->rma.max_fragment);
         int last = r->posted + frag == req->len;
         unsigned flags = r->is_inline ? VERBS_SEND_INLINE : 0;
@@ -89,10 +89,8 @@ static int rma_post(ibmsg_ep_t ep, struct ibmsg_request_s *req)
         sge.addr = (uintptr_t)req->buf + r->posted;
         sge.length = (uint32_t)frag;
         sge.lkey = r->lkey;
-        slot->buf = NULL;
-        slot->rndv = NULL;
+        slot = core_sslot_take(ep);
         slot->req = last ? req : NULL;
-        slot->signaled = 0;
         if ((last && !r->implicit) || ep->sq_head + 1 - ep->sq_last_signal >= ep->signal_interval) {
             flags |= VERBS_SEND_SIGNALED;
             ep->sq_last_signal = ep->sq_head + 1;

@@ -10,6 +10,30 @@
 
 UTIL_STATIC_ASSERT((CORE_RNDV_MAX & RNDV_MASK) == 0, "CORE_RNDV_MAX is a power of two");
 
+/* The endpoint's request queues (pulls to post, windows to invalidate), linked by rndv.next. */
+static void req_fifo_push(struct ibmsg_request_s **head, struct ibmsg_request_s **tail,
+                          struct ibmsg_request_s *req)
+{
+    req->rndv.next = NULL;
+    if (*tail != NULL) {
+        (*tail)->rndv.next = req;
+    } else {
+        *head = req;
+    }
+    *tail = req;
+}
+
+static void req_fifo_pop(struct ibmsg_request_s **head, struct ibmsg_request_s **tail)
+{
+    struct ibmsg_request_s *req = *head;
+
+    *head = req->rndv.next;
+    if (*head == NULL) {
+        *tail = NULL;
+    }
+    req->rndv.next = NULL;
+}
+
 int core_rndv_ep_init(ibmsg_ep_t ep)
 {
     core_rndv_ep_t *rv = &ep->rndv;
@@ -92,15 +116,14 @@ static void window_put(ibmsg_ep_t ep, core_window_t *w, int invalidated)
    anyway, and the RTS behind it cannot start before it). */
 static int window_bind(ibmsg_ep_t ep, struct ibmsg_request_s *req)
 {
-    core_sslot_t *slot = &ep->sring[ep->sq_head & ep->sq_mask];
     core_window_t *w;
     int status = window_get(ep, &w);
+    core_sslot_t *slot;
 
     if (status != IBMSG_OK) {
         return status;
     }
-    memset(slot, 0, sizeof(*slot));
-    slot->ep = ep;
+    slot = core_sslot_take(ep);
     status = verbs_qp_post_bind(ep->qp, w->mw, req->rndv.reg, (uintptr_t)req->buf, req->len, 0,
                                 (uintptr_t)slot);
     if (status != IBMSG_OK) {
@@ -240,13 +263,7 @@ static void rndv_fin(ibmsg_ep_t ep, const core_wire_rndv_t *fin, const verbs_wc_
         core_rndv_stray_invalidation(ep, wc->ex); /* some other key of ours */
     }
     /* Not invalidated by the peer: do it here before the send completes. */
-    req->rndv.next = NULL;
-    if (ep->rndv.unbind_tail != NULL) {
-        ep->rndv.unbind_tail->rndv.next = req;
-    } else {
-        ep->rndv.unbind_head = req;
-    }
-    ep->rndv.unbind_tail = req;
+    req_fifo_push(&ep->rndv.unbind_head, &ep->rndv.unbind_tail, req);
     core_ep_mark_dirty(ep);
 }
 
@@ -264,9 +281,7 @@ static void unbind_service(ibmsg_ep_t ep)
     struct ibmsg_request_s *req;
 
     while ((req = rv->unbind_head) != NULL && ep->sq_head - ep->sq_tail < ep->sq_depth) {
-        core_sslot_t *slot = &ep->sring[ep->sq_head & ep->sq_mask];
-        memset(slot, 0, sizeof(*slot));
-        slot->ep = ep;
+        core_sslot_t *slot = core_sslot_take(ep);
         slot->unbind = req;
         slot->signaled = 1;
         if (verbs_qp_post_local_inv(ep->qp, req->rndv.rkey, VERBS_SEND_SIGNALED, (uintptr_t)slot) !=
@@ -276,11 +291,7 @@ static void unbind_service(ibmsg_ep_t ep)
             core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
             return;
         }
-        rv->unbind_head = req->rndv.next;
-        if (rv->unbind_head == NULL) {
-            rv->unbind_tail = NULL;
-        }
-        req->rndv.next = NULL;
+        req_fifo_pop(&rv->unbind_head, &rv->unbind_tail);
         ep->sq_head++;
         ep->sq_last_signal = ep->sq_head;
         ep->signals_outstanding++;
@@ -298,9 +309,6 @@ int core_rndv_arrival(ibmsg_ep_t ep, const core_wire_hdr_t *hdr, const verbs_wc_
     if (hdr->type == CORE_WIRE_FIN) {
         rndv_fin(ep, body, wc);
         return 0;
-    }
-    if (util_unlikely(wc->flags & VERBS_WC_INVALIDATED)) {
-        core_rndv_stray_invalidation(ep, wc->ex);
     }
     /* An RTS: the next id, of a size the eager protocol would not carry, within the window. */
     if (body->id != rv->rx_next_id || body->length <= ep->peer_limit ||
@@ -392,12 +400,7 @@ void core_rndv_pull(ibmsg_ep_t ep, struct ibmsg_request_s *req, const core_wire_
         pull_finish(ep, req); /* nothing to read, or the buffer cannot be registered */
         return;
     }
-    if (rv->pull_tail != NULL) {
-        rv->pull_tail->rndv.next = req;
-    } else {
-        rv->pull_head = req;
-    }
-    rv->pull_tail = req;
+    req_fifo_push(&rv->pull_head, &rv->pull_tail, req);
     if (ep->state == CORE_EP_CONNECTED) {
         pull_service(ep); /* at once: the data moves while the caller goes on */
     }
@@ -430,7 +433,7 @@ static void pull_service(ibmsg_ep_t ep)
     while ((req = rv->pull_head) != NULL) {
         core_rndv_req_t *r = &req->rndv;
         while (r->posted < r->want) {
-            core_sslot_t *slot = &ep->sring[ep->sq_head & ep->sq_mask];
+            core_sslot_t *slot;
             uint32_t n = (uint32_t)UTIL_MIN((uint64_t)rv->chunk, r->want - r->posted);
             int status;
             if (rv->reads_out >= rv->reads_max || ep->sq_head - ep->sq_tail >= ep->sq_depth) {
@@ -438,8 +441,7 @@ static void pull_service(ibmsg_ep_t ep)
             }
             verbs_sge_t sge = {(uintptr_t)req->buf + r->posted, n, r->reg->lkey};
 
-            memset(slot, 0, sizeof(*slot));
-            slot->ep = ep;
+            slot = core_sslot_take(ep);
             slot->rndv = req;
             slot->signaled = 1;
             /* Every READ is signalled: its completion frees a read slot and may end the pull. */
@@ -460,11 +462,7 @@ static void pull_service(ibmsg_ep_t ep)
             core_cnt_inc(ep->cnt, CNT_CORE_RNDV_READS_POSTED);
             core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
         }
-        rv->pull_head = r->next;
-        if (rv->pull_head == NULL) {
-            rv->pull_tail = NULL;
-        }
-        r->next = NULL;
+        req_fifo_pop(&rv->pull_head, &rv->pull_tail);
     }
 }
 
@@ -510,11 +508,9 @@ void core_rndv_ep_fail(ibmsg_ep_t ep, int error)
     /* Sends whose FIN came: the data was read, so they succeeded; the QP being in error, their
        windows are unreachable and are freed. */
     while ((req = rv->unbind_head) != NULL) {
-        rv->unbind_head = req->rndv.next;
-        req->rndv.next = NULL;
+        req_fifo_pop(&rv->unbind_head, &rv->unbind_tail);
         send_end(ep, req, 0);
     }
-    rv->unbind_tail = NULL;
     /* Pulls: post nothing more; those with READs in flight end when the READs come back. */
     for (req = rv->pull_head; req != NULL; req = next) {
         next = req->rndv.next;

@@ -161,6 +161,20 @@ static void cnt_papi_lib_init(void)
     cnt_papi_lib_ready = true;
 }
 
+/* Stop (if running), empty and destroy an event set; PAPI_NULL is ignored and stays. */
+static void cnt_papi_set_free(int *set)
+{
+    long long values[CNT_PAPI_MAX_EVENTS];
+
+    if (*set == PAPI_NULL) {
+        return;
+    }
+    PAPI_stop(*set, values); /* PAPI_ENOTRUN for a set never started: nothing to do */
+    PAPI_cleanup_eventset(*set);
+    PAPI_destroy_eventset(set);
+    *set = PAPI_NULL;
+}
+
 /* Whether PAPI can count the event here: add it to a scratch set (nothing is started). */
 static void cnt_papi_check(cnt_papi_event_t *e, int *code)
 {
@@ -178,8 +192,7 @@ static void cnt_papi_check(cnt_papi_event_t *e, int *code)
     ret = PAPI_create_eventset(&set);
     if (ret == PAPI_OK) {
         ret = PAPI_add_event(set, *code);
-        PAPI_cleanup_eventset(set);
-        PAPI_destroy_eventset(&set);
+        cnt_papi_set_free(&set);
     }
     if (ret != PAPI_OK) {
         snprintf(e->reason, sizeof(e->reason), "cannot be counted here (%s)", PAPI_strerror(ret));
@@ -199,10 +212,7 @@ static void cnt_papi_probe_attach(int code)
     if (ret == PAPI_OK) {
         ret = PAPI_attach(set, (unsigned long)syscall(SYS_gettid));
     }
-    if (set != PAPI_NULL) {
-        PAPI_cleanup_eventset(set);
-        PAPI_destroy_eventset(&set);
-    }
+    cnt_papi_set_free(&set);
     cnt_papi_attach_ok = ret == PAPI_OK;
     atomic_store(&cnt_papi_own_sets, !cnt_papi_attach_ok);
     if (!cnt_papi_attach_ok) {
@@ -343,18 +353,6 @@ typedef struct cnt_papi_tset {
 
 static cnt_papi_tset_t *cnt_papi_tsets;
 
-/*
- * Whether sets can be attached to other threads. PAPI's perf_event component checks an attach by
- * opening a hardware event on the target, so on a machine without a hardware PMU (this project's
- * emulated guest) every PAPI_attach fails, software events included. Then each thread creates
- * its own set, the first time it uses ibmsg once PAPI variables exist (cnt_papi_thread_begins),
- * and other threads read it under the lock: PAPI reads a set through its owner's context, and
- * perf reports a task's software counts to any reader; hardware events, whose fast reads (rdpmc)
- * are only right on the owner's CPU, cannot be counted on such a machine anyway.
- */
-static bool cnt_papi_attach_ok;
-static _Atomic bool cnt_papi_own_sets; /* threads begin their own sets (no attach here) */
-
 /* Freeze the list (first counted thread) and compute positions. Called with the lock held. */
 static void cnt_papi_freeze_locked(void)
 {
@@ -365,16 +363,6 @@ static void cnt_papi_freeze_locked(void)
         }
         cnt_papi_frozen = true;
     }
-}
-
-static void cnt_papi_tset_destroy(int *set)
-{
-    long long values[CNT_PAPI_MAX_EVENTS];
-
-    PAPI_stop(*set, values);
-    PAPI_cleanup_eventset(*set);
-    PAPI_destroy_eventset(set);
-    *set = PAPI_NULL;
 }
 
 /* A set counting tid and started: attached to it, or (attach false: tid is the calling thread)
@@ -412,10 +400,7 @@ static int cnt_papi_tset_create(long tid, bool attach, int *set_p)
             util_warn("papi: cannot count thread %ld: %s", tid, PAPI_strerror(ret));
             warned = true;
         }
-        if (set != PAPI_NULL) {
-            PAPI_cleanup_eventset(set);
-            PAPI_destroy_eventset(&set);
-        }
+        cnt_papi_set_free(&set);
         return IBMSG_ERR_IO;
     }
     *set_p = set;
@@ -447,17 +432,14 @@ static void cnt_papi_tset_refresh(cnt_papi_tset_t *t)
 static void cnt_papi_tset_retire(cnt_papi_tset_t *t)
 {
     cnt_papi_tset_refresh(t);
-    if (t->eventset != PAPI_NULL) {
-        cnt_papi_tset_destroy(&t->eventset);
-    }
+    cnt_papi_set_free(&t->eventset);
 }
 
 /* The set of (owner, tid), created when alive and new; NULL when it cannot count. Locked. */
 static cnt_papi_tset_t *cnt_papi_tset_get(const void *owner, long tid, bool alive)
 {
-    cnt_papi_tset_t *t;
+    cnt_papi_tset_t *t, *found = NULL;
 
-    cnt_papi_tset_t *found = NULL;
     for (t = cnt_papi_tsets; t != NULL; t = t->next) {
         if (t->owner == owner && t->tid == tid) {
             found = t;
@@ -538,11 +520,7 @@ static pthread_once_t cnt_papi_key_once = PTHREAD_ONCE_INIT;
 static void cnt_papi_thread_exit_cb(void *arg)
 {
     pthread_mutex_lock(&cnt_papi_lock);
-    for (cnt_papi_tset_t *t = cnt_papi_tsets; t != NULL; t = t->next) {
-        if (t == arg) {
-            cnt_papi_tset_retire(t);
-        }
-    }
+    cnt_papi_tset_retire(arg); /* sets are never freed: arg is still in the list */
     PAPI_unregister_thread();
     pthread_mutex_unlock(&cnt_papi_lock);
 }
