@@ -35,6 +35,7 @@ typedef struct core_rdesc {
     verbs_buf_t buf; /* first: the pool's part */
     core_mq_entry_t mq;
     struct ibmsg_ep_s *ep;
+    uint32_t offset; /* where the payload starts in buf, while unexpected */
     uint32_t length; /* payload bytes, while unexpected */
     uint8_t type;    /* CORE_WIRE_EAGER or CORE_WIRE_RTS, while unexpected */
 } core_rdesc_t;

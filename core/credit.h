@@ -62,10 +62,10 @@ static inline int core_credit_return_due(const core_credit_t *c)
     return c->to_return >= c->threshold;
 }
 
-/** Take one credit for a message and the credits to piggy-back on it. */
-static inline uint16_t core_credit_consume(core_credit_t *c)
+/** Take one credit for a message and the credits (at most max) to piggy-back on it. */
+static inline uint16_t core_credit_consume(core_credit_t *c, uint32_t max)
 {
-    uint32_t grant = UTIL_MIN(c->to_return, (uint32_t)CORE_CREDIT_MAX_GRANT);
+    uint32_t grant = UTIL_MIN(c->to_return, max);
 
     c->avail--;
     c->sent++;

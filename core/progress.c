@@ -76,20 +76,27 @@ void core_ep_fail(ibmsg_ep_t ep, int error)
     }
 }
 
-static UTIL_COLD void wire_reject(ibmsg_ep_t ep, const core_wire_hdr_t *hdr, uint32_t byte_len,
+static UTIL_COLD void wire_reject(ibmsg_ep_t ep, const core_wire_hdr_t *hdr, const verbs_wc_t *wc,
                                   core_wire_check_t check)
 {
     core_cnt_inc(ep->cnt, CNT_CORE_WIRE_REJECTED);
     /* Log the first few per endpoint: a broken peer must not flood the log. */
-    if (ep->rejected_logged++ < 8) {
-        util_error("qp 0x%x: rejected a message of %u bytes: %s (type %u seq %u expected %u, "
-                   "length %u, credits %u)",
-                   ep->qpn, byte_len, core_wire_check_string(check),
-                   byte_len >= sizeof(*hdr) ? (unsigned)hdr->type : 0u,
-                   byte_len >= sizeof(*hdr) ? hdr->seq : 0u, ep->rx_seq,
-                   byte_len >= sizeof(*hdr) ? hdr->length : 0u,
-                   byte_len >= sizeof(*hdr) ? (unsigned)hdr->credits : 0u);
+    if (ep->rejected_logged++ >= 8) {
+        return;
     }
+    if (wc->flags & VERBS_WC_IMM) {
+        util_error("qp 0x%x: rejected a compact message of %u bytes: %s (immediate 0x%08x, "
+                   "seq %u)",
+                   ep->qpn, wc->byte_len, core_wire_check_string(check), wc->ex, ep->rx_seq);
+        return;
+    }
+    util_error("qp 0x%x: rejected a message of %u bytes: %s (type %u seq %u expected %u, "
+               "length %u, credits %u)",
+               ep->qpn, wc->byte_len, core_wire_check_string(check),
+               wc->byte_len >= sizeof(*hdr) ? (unsigned)hdr->type : 0u,
+               wc->byte_len >= sizeof(*hdr) ? hdr->seq : 0u, ep->rx_seq,
+               wc->byte_len >= sizeof(*hdr) ? hdr->length : 0u,
+               wc->byte_len >= sizeof(*hdr) ? (unsigned)hdr->credits : 0u);
 }
 
 static UTIL_COLD void wc_error(ibmsg_ep_t ep, const verbs_wc_t *wc, const char *what)
@@ -115,63 +122,15 @@ static UTIL_COLD void wc_error(ibmsg_ep_t ep, const verbs_wc_t *wc, const char *
     core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
 }
 
-static void handle_recv(ibmsg_context_t ctx, const verbs_wc_t *wc)
+/* Keep an arrival no receive matched in the unexpected queue; post a fresh buffer in its place. */
+static void recv_unexpected(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d, uint64_t tag,
+                            uint32_t offset, uint32_t length, uint8_t type)
 {
-    core_rdesc_t *d = (core_rdesc_t *)(uintptr_t)wc->wr_id;
-    ibmsg_ep_t ep = d->ep;
-    const core_wire_hdr_t *hdr = d->buf.data;
-    core_wire_check_t check;
-    core_mq_entry_t *e;
-
-    ep->rq_posted--;
-    if (util_unlikely(wc->status != VERBS_WC_SUCCESS || ep->state != CORE_EP_CONNECTED)) {
-        if (wc->status != VERBS_WC_SUCCESS) {
-            wc_error(ep, wc, "receive");
-        }
-        verbs_pool_put(ctx->rpool, &d->buf);
-        core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
-        return;
-    }
-    check = core_wire_validate(hdr, wc->byte_len, ep->rx_seq, core_credit_unreturned(&ep->cr),
-                               ctx->eager_limit);
-    if (util_unlikely(check != CORE_WIRE_OK)) {
-        wire_reject(ep, hdr, wc->byte_len, check);
-        ep_queue_repost(ep, d);
-        return;
-    }
-    ep->rx_seq++;
-    if (util_unlikely(wc->flags & VERBS_WC_INVALIDATED) && hdr->type != CORE_WIRE_FIN) {
-        core_rndv_stray_invalidation(ep, wc->ex); /* only a FIN may invalidate */
-    }
-    if (hdr->credits != 0) {
-        core_credit_grant(&ep->cr, hdr->credits);
-    }
-    if (hdr->type == CORE_WIRE_CREDIT) {
-        core_cnt_inc(ep->cnt, CNT_CORE_CREDIT_MSGS_RECVD);
-        ep_queue_repost(ep, d);
-        return;
-    }
-    if (util_unlikely(hdr->type != CORE_WIRE_EAGER)) {
-        if (core_rndv_arrival(ep, hdr, wc) == 0) { /* pulled, a FIN, or rejected */
-            ep_queue_repost(ep, d);
-            return;
-        }
-    } else {
-        core_cnt_inc(ep->cnt, CNT_CORE_EAGER_MSGS_RECVD);
-        core_cnt_add(ep->cnt, CNT_CORE_EAGER_BYTES_RECVD, hdr->length);
-        e = core_mq_match_arrival(&ctx->mq, ep, hdr->tag);
-        if (e != NULL) {
-            deliver(util_container_of(e, struct ibmsg_request_s, mq), ep, hdr->tag, hdr + 1,
-                    hdr->length);
-            ep_queue_repost(ep, d);
-            return;
-        }
-    }
-    /* Unexpected: keep the buffer in the queue and post a fresh one in its place. */
     d->mq.ep = ep;
-    d->mq.tag = hdr->tag;
-    d->length = hdr->length;
-    d->type = hdr->type;
+    d->mq.tag = tag;
+    d->offset = offset;
+    d->length = length;
+    d->type = type;
     core_mq_push_unexpected(&ctx->mq, &d->mq);
     d = (core_rdesc_t *)verbs_pool_get(ctx->rpool);
     if (util_likely(d != NULL)) {
@@ -182,6 +141,89 @@ static void handle_recv(ibmsg_context_t ctx, const verbs_wc_t *wc)
         /* Without the buffer the peer gets one credit fewer back: slower, never an RNR. */
         util_warn("qp 0x%x: no memory for a receive buffer; %u remain posted", ep->qpn,
                   ep->rq_posted);
+    }
+}
+
+/* An accepted eager message of len bytes at offset in d: to its receive, or unexpected. */
+static void recv_eager(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d, uint64_t tag,
+                       uint32_t offset, uint32_t len)
+{
+    core_mq_entry_t *e;
+
+    core_cnt_inc(ep->cnt, CNT_CORE_EAGER_MSGS_RECVD);
+    core_cnt_add(ep->cnt, CNT_CORE_EAGER_BYTES_RECVD, len);
+    e = core_mq_match_arrival(&ctx->mq, ep, tag);
+    if (e != NULL) {
+        deliver(util_container_of(e, struct ibmsg_request_s, mq), ep, tag,
+                (const char *)d->buf.data + offset, len);
+        ep_queue_repost(ep, d);
+        return;
+    }
+    recv_unexpected(ctx, ep, d, tag, offset, len, CORE_WIRE_EAGER);
+}
+
+/* A compact eager message: its header is the immediate (core/wire.h), its payload all of d. */
+static void recv_compact(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d, const verbs_wc_t *wc)
+{
+    uint16_t credits = core_wire_imm_credits(wc->ex);
+    core_wire_check_t check = core_wire_validate_imm(
+        wc->ex, wc->byte_len, core_credit_unreturned(&ep->cr), ctx->eager_limit);
+
+    if (util_unlikely(check != CORE_WIRE_OK)) {
+        wire_reject(ep, NULL, wc, check);
+        ep_queue_repost(ep, d);
+        return;
+    }
+    ep->rx_seq++;
+    if (credits != 0) {
+        core_credit_grant(&ep->cr, credits);
+    }
+    recv_eager(ctx, ep, d, core_wire_imm_tag(wc->ex), 0, wc->byte_len);
+}
+
+static void handle_recv(ibmsg_context_t ctx, const verbs_wc_t *wc)
+{
+    core_rdesc_t *d = (core_rdesc_t *)(uintptr_t)wc->wr_id;
+    ibmsg_ep_t ep = d->ep;
+    const core_wire_hdr_t *hdr = d->buf.data;
+    core_wire_check_t check;
+
+    ep->rq_posted--;
+    if (util_unlikely(wc->status != VERBS_WC_SUCCESS || ep->state != CORE_EP_CONNECTED)) {
+        if (wc->status != VERBS_WC_SUCCESS) {
+            wc_error(ep, wc, "receive");
+        }
+        verbs_pool_put(ctx->rpool, &d->buf);
+        core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
+        return;
+    }
+    if (wc->flags & VERBS_WC_IMM) {
+        recv_compact(ctx, ep, d, wc);
+        return;
+    }
+    check = core_wire_validate(hdr, wc->byte_len, ep->rx_seq, core_credit_unreturned(&ep->cr),
+                               ctx->eager_limit);
+    if (util_unlikely(check != CORE_WIRE_OK)) {
+        wire_reject(ep, hdr, wc, check);
+        ep_queue_repost(ep, d);
+        return;
+    }
+    ep->rx_seq++;
+    if (util_unlikely(wc->flags & VERBS_WC_INVALIDATED) && hdr->type != CORE_WIRE_FIN) {
+        core_rndv_stray_invalidation(ep, wc->ex); /* only a FIN may invalidate */
+    }
+    if (hdr->credits != 0) {
+        core_credit_grant(&ep->cr, hdr->credits);
+    }
+    if (hdr->type == CORE_WIRE_EAGER) {
+        recv_eager(ctx, ep, d, hdr->tag, (uint32_t)sizeof(*hdr), hdr->length);
+    } else if (hdr->type == CORE_WIRE_CREDIT) {
+        core_cnt_inc(ep->cnt, CNT_CORE_CREDIT_MSGS_RECVD);
+        ep_queue_repost(ep, d);
+    } else if (core_rndv_arrival(ep, hdr, wc) == 0) { /* pulled, a FIN, or rejected */
+        ep_queue_repost(ep, d);
+    } else { /* an RTS no receive matched */
+        recv_unexpected(ctx, ep, d, hdr->tag, (uint32_t)sizeof(*hdr), hdr->length, hdr->type);
     }
 }
 
@@ -240,11 +282,15 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
 {
     ibmsg_context_t ctx = ep->ctx;
     core_sslot_t *slot = &ep->sring[ep->sq_head & ep->sq_mask];
+    /* Compact: the header rides in the immediate and the wire holds the payload alone. */
+    int compact = type == CORE_WIRE_EAGER && len > 0 && tag <= CORE_WIRE_IMM_TAG_MAX;
+    uint32_t hlen = compact ? 0 : (uint32_t)sizeof(core_wire_hdr_t);
+    uint32_t ex = invalidate != NULL ? *invalidate : 0;
     core_wire_hdr_t hdr;
     verbs_sge_t sge[2];
     verbs_buf_t *b = NULL;
-    unsigned flags = 0;
-    int nsge, status;
+    unsigned flags = invalidate != NULL ? VERBS_SEND_INVALIDATE : 0;
+    int nsge = 0, status;
 
     if ((int64_t)len > ep->inline_max) {
         b = verbs_pool_get(ctx->spool);
@@ -253,28 +299,39 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
         }
         core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, 1);
     }
-    hdr.type = type;
-    hdr.flags = hdr_flags;
-    hdr.credits = core_credit_consume(&ep->cr);
-    hdr.seq = ep->tx_seq++;
-    hdr.tag = tag;
-    hdr.length = len;
-    hdr.reserved = 0;
+    if (compact) {
+        ex = core_wire_imm_make(tag, core_credit_consume(&ep->cr, CORE_WIRE_IMM_CREDITS_MAX));
+        ep->tx_seq++;
+        flags |= VERBS_SEND_IMM;
+    } else {
+        hdr.type = type;
+        hdr.flags = hdr_flags;
+        hdr.credits = core_credit_consume(&ep->cr, CORE_CREDIT_MAX_GRANT);
+        hdr.seq = ep->tx_seq++;
+        hdr.tag = tag;
+        hdr.length = len;
+        hdr.reserved = 0;
+    }
     if (b == NULL) {
         /* Inline: the device copies header and payload during the post. */
-        sge[0].addr = (uintptr_t)&hdr;
-        sge[0].length = sizeof(hdr);
-        sge[0].lkey = 0;
-        sge[1].addr = (uintptr_t)buf;
-        sge[1].length = len;
-        sge[1].lkey = 0;
-        nsge = len > 0 ? 2 : 1;
-        flags = VERBS_SEND_INLINE;
+        if (!compact) {
+            sge[nsge].addr = (uintptr_t)&hdr;
+            sge[nsge].length = hlen;
+            sge[nsge++].lkey = 0;
+        }
+        if (len > 0) {
+            sge[nsge].addr = (uintptr_t)buf;
+            sge[nsge].length = len;
+            sge[nsge++].lkey = 0;
+        }
+        flags |= VERBS_SEND_INLINE;
     } else {
-        memcpy(b->data, &hdr, sizeof(hdr));
-        memcpy((char *)b->data + sizeof(hdr), buf, len);
+        if (!compact) {
+            memcpy(b->data, &hdr, hlen);
+        }
+        memcpy((char *)b->data + hlen, buf, len);
         sge[0].addr = (uintptr_t)b->data;
-        sge[0].length = (uint32_t)sizeof(hdr) + len;
+        sge[0].length = hlen + len;
         sge[0].lkey = b->lkey;
         nsge = 1;
     }
@@ -286,11 +343,7 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
         ep->signals_outstanding++;
         slot->signaled = 1;
     }
-    if (invalidate != NULL) {
-        flags |= VERBS_SEND_INVALIDATE;
-    }
-    status = verbs_qp_post_send(ep->qp, sge, nsge, flags, invalidate != NULL ? *invalidate : 0,
-                                (uintptr_t)slot);
+    status = verbs_qp_post_send(ep->qp, sge, nsge, flags, ex, (uintptr_t)slot);
     core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
     if (util_unlikely(status != IBMSG_OK)) {
         if (b != NULL) {
@@ -309,6 +362,7 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
         core_cnt_inc(ep->cnt, CNT_CORE_EAGER_MSGS_SENT);
         core_cnt_add(ep->cnt, CNT_CORE_EAGER_BYTES_SENT, len);
         core_cnt_add(ep->cnt, CNT_CORE_INLINE_MSGS_SENT, b == NULL);
+        core_cnt_add(ep->cnt, CNT_CORE_COMPACT_MSGS_SENT, (uint64_t)compact);
     } else if (type == CORE_WIRE_CREDIT) {
         core_cnt_inc(ep->cnt, CNT_CORE_CREDIT_MSGS_SENT);
     }

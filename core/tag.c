@@ -90,7 +90,7 @@ int ibmsg_tag_irecv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, size_t len, u
             return IBMSG_OK;
         }
         if (n > 0) {
-            memcpy(buf, (const core_wire_hdr_t *)d->buf.data + 1, n);
+            memcpy(buf, (const char *)d->buf.data + d->offset, n);
         }
         req->status.source = d->ep;
         req->status.tag = d->mq.tag;

@@ -14,6 +14,15 @@
  *           gap or repeat is corruption
  *   tag     the message tag (0 for CREDIT)
  *   length  payload bytes after the header (0 for CREDIT)
+ *
+ * Compact eager messages carry no header in the payload: the header is the 32-bit immediate of
+ * a SEND_WITH_IMM, so the wire holds exactly the user's bytes (a 4 KiB message is one packet
+ * at IB MTU 4096, not two). The immediate (CORE_WIRE_IMM_*):
+ *   bit 31      format, 1 (a 0 is reserved for other immediate formats: rejected)
+ *   bits 23..30 credits, as in the header (at most CORE_WIRE_IMM_CREDITS_MAX per message)
+ *   bits 0..22  the tag (tags above CORE_WIRE_IMM_TAG_MAX take the full header)
+ * The sequence number is not carried: a compact message takes the next one, as RC delivers in
+ * order. The length is the completion's byte count. Empty messages keep the full header.
  */
 #ifndef IBMSG_CORE_WIRE_H
 #define IBMSG_CORE_WIRE_H
@@ -36,6 +45,27 @@ enum {
 enum {
     CORE_WIRE_FLAG_WINDOW = 1u << 0,
 };
+
+#define CORE_WIRE_IMM_COMPACT       (1u << 31)
+#define CORE_WIRE_IMM_CREDITS_SHIFT 23
+#define CORE_WIRE_IMM_CREDITS_MAX   0xffu
+#define CORE_WIRE_IMM_TAG_MAX       ((1u << CORE_WIRE_IMM_CREDITS_SHIFT) - 1)
+
+/** The immediate of a compact eager message (tag <= CORE_WIRE_IMM_TAG_MAX, credits <= MAX). */
+static inline uint32_t core_wire_imm_make(uint64_t tag, uint32_t credits)
+{
+    return CORE_WIRE_IMM_COMPACT | (credits << CORE_WIRE_IMM_CREDITS_SHIFT) | (uint32_t)tag;
+}
+
+static inline uint64_t core_wire_imm_tag(uint32_t imm)
+{
+    return imm & CORE_WIRE_IMM_TAG_MAX;
+}
+
+static inline uint16_t core_wire_imm_credits(uint32_t imm)
+{
+    return (uint16_t)((imm >> CORE_WIRE_IMM_CREDITS_SHIFT) & CORE_WIRE_IMM_CREDITS_MAX);
+}
 
 typedef struct core_wire_hdr {
     uint8_t type;
@@ -121,6 +151,26 @@ static inline core_wire_check_t core_wire_validate(const core_wire_hdr_t *hdr, u
         }
     }
     if (util_unlikely(hdr->credits > unreturned)) {
+        return CORE_WIRE_BAD_CREDITS;
+    }
+    return CORE_WIRE_OK;
+}
+
+/**
+ * Check a compact eager message (immediate imm, byte_len payload bytes): the format bit, a
+ * payload of 1..max_length bytes and no more credits than unreturned. Its sequence number is
+ * the expected one by construction.
+ */
+static inline core_wire_check_t core_wire_validate_imm(uint32_t imm, uint32_t byte_len,
+                                                       uint64_t unreturned, uint32_t max_length)
+{
+    if (util_unlikely(!(imm & CORE_WIRE_IMM_COMPACT))) {
+        return CORE_WIRE_BAD_TYPE;
+    }
+    if (util_unlikely(byte_len == 0 || byte_len > max_length)) {
+        return CORE_WIRE_BAD_LENGTH;
+    }
+    if (util_unlikely(core_wire_imm_credits(imm) > unreturned)) {
         return CORE_WIRE_BAD_CREDITS;
     }
     return CORE_WIRE_OK;

@@ -42,6 +42,8 @@
       "Payload bytes of tagged messages sent with the eager protocol")                             \
     X(CORE_INLINE_MSGS_SENT, "core_inline_msgs_sent", COUNTER, ENDPOINT, TUNER_BASIC, "eager",     \
       "Eager messages whose payload was sent inline in the work request")                          \
+    X(CORE_COMPACT_MSGS_SENT, "core_compact_msgs_sent", COUNTER, ENDPOINT, TUNER_BASIC, "eager",   \
+      "Eager messages whose header travelled in the immediate data (the payload alone on the wire)")\
     X(CORE_EAGER_MSGS_RECVD, "core_eager_msgs_recvd", COUNTER, ENDPOINT, USER_BASIC, "eager",      \
       "Eager tagged messages received (matched or unexpected)")                                    \
     X(CORE_EAGER_BYTES_RECVD, "core_eager_bytes_recvd", COUNTER, ENDPOINT, USER_BASIC, "eager",    \

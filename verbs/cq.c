@@ -80,10 +80,18 @@ int verbs_cq_poll(verbs_cq_t *cq, int max, verbs_wc_t *wcs)
         wcs[i].byte_len = wc[i].byte_len;
         wcs[i].qp_num = wc[i].qp_num;
         wcs[i].status = (int)wc[i].status;
-        wcs[i].flags = (wc[i].opcode == IBV_WC_RECV && (wc[i].wc_flags & cq->inv_flags))
-                           ? VERBS_WC_INVALIDATED
-                           : 0;
-        wcs[i].ex = wc[i].invalidated_rkey;
+        wcs[i].flags = 0;
+        wcs[i].ex = 0;
+        if (wc[i].opcode == IBV_WC_RECV) {
+            /* imm_data and invalidated_rkey share their storage; only one is ever set. */
+            if (wc[i].wc_flags & IBV_WC_WITH_IMM) {
+                wcs[i].flags = VERBS_WC_IMM;
+                wcs[i].ex = verbs_be32_swap(wc[i].imm_data);
+            } else if (wc[i].wc_flags & cq->inv_flags) {
+                wcs[i].flags = VERBS_WC_INVALIDATED;
+                wcs[i].ex = wc[i].invalidated_rkey;
+            }
+        }
     }
     return n;
 }

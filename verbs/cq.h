@@ -21,13 +21,15 @@ typedef struct verbs_wc {
     uint32_t byte_len; /* receives: bytes that arrived */
     uint32_t qp_num;
     int status;    /* 0: success; else the verbs completion status, see verbs_wc_status_string */
-    uint32_t ex;   /* receives: the key the message invalidated (VERBS_WC_INVALIDATED) */
-    uint8_t flags; /* receives: VERBS_WC_INVALIDATED */
+    uint32_t ex;   /* receives: the key invalidated (VERBS_WC_INVALIDATED), or the immediate
+                      in host order (VERBS_WC_IMM) */
+    uint8_t flags; /* receives: VERBS_WC_INVALIDATED, VERBS_WC_IMM */
 } verbs_wc_t;
 
 /* Flags of a receive completion. */
 enum {
     VERBS_WC_INVALIDATED = 1u << 0, /* a SEND_WITH_INV: the peer invalidated key ex here */
+    VERBS_WC_IMM = 1u << 1,         /* a SEND_WITH_IMM: ex is its immediate */
 };
 
 /* Completion statuses the layers above tell apart (the values of enum ibv_wc_status). */

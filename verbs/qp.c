@@ -243,7 +243,7 @@ int verbs_qp_post_wr(verbs_qp_t *qp, struct ibv_send_wr *wr, const char *what)
 }
 
 int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigned flags,
-                       uint32_t inv_rkey, uint64_t wr_id)
+                       uint32_t ex, uint64_t wr_id)
 {
     struct ibv_sge sg[2];
     struct ibv_send_wr wr;
@@ -257,10 +257,16 @@ int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigne
     wr.next = NULL;
     wr.sg_list = sg;
     wr.num_sge = nsge;
-    wr.opcode = (flags & VERBS_SEND_INVALIDATE) ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND;
+    wr.opcode = (flags & VERBS_SEND_INVALIDATE) ? IBV_WR_SEND_WITH_INV
+                : (flags & VERBS_SEND_IMM)      ? IBV_WR_SEND_WITH_IMM
+                                                : IBV_WR_SEND;
     wr.send_flags = ((flags & VERBS_SEND_SIGNALED) ? IBV_SEND_SIGNALED : 0) |
                     ((flags & VERBS_SEND_INLINE) ? IBV_SEND_INLINE : 0);
-    wr.invalidate_rkey = inv_rkey;
+    if (flags & VERBS_SEND_IMM) {
+        wr.imm_data = verbs_be32_swap(ex);
+    } else {
+        wr.invalidate_rkey = ex;
+    }
     return verbs_qp_post_wr(qp, &wr, "SEND");
 }
 

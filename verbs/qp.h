@@ -45,6 +45,7 @@ enum {
     VERBS_SEND_SIGNALED = 1u << 0,
     VERBS_SEND_INLINE = 1u << 1,
     VERBS_SEND_INVALIDATE = 1u << 2, /* SEND_WITH_INV: invalidates the peer's window inv_rkey */
+    VERBS_SEND_IMM = 1u << 3,        /* SEND_WITH_IMM: ex is the immediate (host order) */
 };
 
 /* RDMA READs a QP keeps in flight at most (device limits permitting): see verbs_qp_to_rtr. */
@@ -89,12 +90,13 @@ int verbs_qp_to_error(verbs_qp_t *qp);
 /**
  * Post one send of nsge (1..2) elements. flags: VERBS_SEND_SIGNALED, VERBS_SEND_INLINE (the
  * total must not exceed the granted max_inline; the data is copied by the call and may be
- * reused at once), VERBS_SEND_INVALIDATE (the peer's window inv_rkey, bound through the peer's
- * QP, is invalidated before the peer sees the message; otherwise inv_rkey is ignored). Returns
- * IBMSG_OK, or IBMSG_ERR_NO_RESOURCE when the send queue is full.
+ * reused at once), VERBS_SEND_INVALIDATE (the peer's window ex, bound through the peer's QP,
+ * is invalidated before the peer sees the message) or VERBS_SEND_IMM (ex is the immediate the
+ * peer's completion carries); with neither, ex is ignored. Returns IBMSG_OK, or
+ * IBMSG_ERR_NO_RESOURCE when the send queue is full.
  */
 int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigned flags,
-                       uint32_t inv_rkey, uint64_t wr_id);
+                       uint32_t ex, uint64_t wr_id);
 
 /**
  * Post n receives (one SGE each) as post lists of up to VERBS_RECV_BATCH_MAX. Returns IBMSG_OK

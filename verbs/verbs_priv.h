@@ -29,6 +29,16 @@ struct verbs_cq {
 /* The vendor id Soft-RoCE (rxe) reports. */
 #define VERBS_RXE_VENDOR_ID 0xffffffu
 
+/* Immediate data is big-endian on the wire (a __be32 in libibverbs). */
+static inline uint32_t verbs_be32_swap(uint32_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return __builtin_bswap32(v);
+#else
+    return v;
+#endif
+}
+
 /* Post one send work request (what names it in the error log). IBMSG_ERR_NO_RESOURCE: full. */
 int verbs_qp_post_wr(verbs_qp_t *qp, struct ibv_send_wr *wr, const char *what);
 

@@ -77,6 +77,29 @@ TEST(CoreWire, RejectsEachBadField)
     EXPECT_STREQ(core_wire_check_string(CORE_WIRE_CHECK_LAST), "unknown");
 }
 
+TEST(CoreWire, CompactImmediate)
+{
+    // The layout: format bit 31, credits in bits 23..30, the tag in bits 0..22.
+    EXPECT_EQ(core_wire_imm_make(0, 0), 0x80000000u);
+    EXPECT_EQ(core_wire_imm_make(CORE_WIRE_IMM_TAG_MAX, CORE_WIRE_IMM_CREDITS_MAX), 0xffffffffu);
+    EXPECT_EQ(core_wire_imm_make(0x123456, 0x5a), 0x80000000u | (0x5au << 23) | 0x123456u);
+    uint32_t imm = core_wire_imm_make(0x7abcde, 200);
+    EXPECT_EQ(core_wire_imm_tag(imm), 0x7abcdeu);
+    EXPECT_EQ(core_wire_imm_credits(imm), 200u);
+    EXPECT_EQ(CORE_WIRE_IMM_TAG_MAX, 0x7fffffu);
+
+    EXPECT_EQ(core_wire_validate_imm(imm, 1, 200, 8192), CORE_WIRE_OK);
+    EXPECT_EQ(core_wire_validate_imm(imm, 8192, 201, 8192), CORE_WIRE_OK);
+    EXPECT_EQ(core_wire_validate_imm(imm, 8193, 200, 8192), CORE_WIRE_BAD_LENGTH);
+    EXPECT_EQ(core_wire_validate_imm(imm, 0, 200, 8192), CORE_WIRE_BAD_LENGTH)
+        << "empty messages keep the full header";
+    EXPECT_EQ(core_wire_validate_imm(imm, 100, 199, 8192), CORE_WIRE_BAD_CREDITS);
+    EXPECT_EQ(core_wire_validate_imm(imm & ~CORE_WIRE_IMM_COMPACT, 100, 200, 8192),
+              CORE_WIRE_BAD_TYPE)
+        << "format 0 is reserved";
+    EXPECT_EQ(core_wire_validate_imm(core_wire_imm_make(5, 0), 4096, 0, 4096), CORE_WIRE_OK);
+}
+
 namespace
 {
 
@@ -150,7 +173,7 @@ TEST(CoreCredit, DataKeepsOneCreditForReturns)
     EXPECT_EQ(c.threshold, 4u);
     int sent = 0;
     while (core_credit_can_send_data(&c)) {
-        EXPECT_EQ(core_credit_consume(&c), 0);
+        EXPECT_EQ(core_credit_consume(&c, CORE_CREDIT_MAX_GRANT), 0);
         sent++;
     }
     EXPECT_EQ(sent, 3);
@@ -167,12 +190,13 @@ TEST(CoreCredit, PiggyBackAndExplicitReturn)
     core_credit_init(&c, 16, 16);
     core_credit_reposted(&c, 5);
     EXPECT_FALSE(core_credit_return_due(&c));
-    EXPECT_EQ(core_credit_consume(&c), 5) << "all owed credits ride on the next message";
+    EXPECT_EQ(core_credit_consume(&c, CORE_CREDIT_MAX_GRANT), 5)
+        << "all owed credits ride on the next message";
     EXPECT_EQ(c.to_return, 0u);
     core_credit_reposted(&c, 8);
     EXPECT_TRUE(core_credit_return_due(&c));
     core_credit_reposted(&c, 70000);
-    EXPECT_EQ(core_credit_consume(&c), CORE_CREDIT_MAX_GRANT);
+    EXPECT_EQ(core_credit_consume(&c, CORE_CREDIT_MAX_GRANT), CORE_CREDIT_MAX_GRANT);
     EXPECT_EQ(c.to_return, 70008u - CORE_CREDIT_MAX_GRANT);
 }
 

@@ -7,12 +7,16 @@
  *
  * Input: 4 bytes of set-up (eager limit, credits outstanding), then records:
  *   op (1 byte): bit 0 post a receive first, bit 1 fix up the header's sequence number,
- *   bit 2 fix up its length; 2 bytes record length L; L bytes arrived (header + payload);
- *   when posting, 9 more bytes: tag (4), mask selector (1), receive length (4, reduced).
+ *   bit 2 fix up its length, bit 3 a compact message (the first 4 of the L bytes are its
+ *   immediate, the rest its payload); 2 bytes record length L; L bytes arrived (header +
+ *   payload); when posting, 9 more bytes: tag (4), mask selector (1), receive length (4,
+ *   reduced).
  * Invariants checked (abort on violation): an accepted header has a known type, zero reserved
  * fields, the expected sequence number, a length equal to what arrived (and, for eager data,
  * within the eager limit; an RTS/FIN body is accepted whatever the limit) and no more credits
- * than outstanding; a delivery never writes past its receive buffer (ASan).
+ * than outstanding; an accepted compact message has the format bit, 1..limit payload bytes, a
+ * tag within CORE_WIRE_IMM_TAG_MAX and no more credits than outstanding; a delivery never
+ * writes past its receive buffer (ASan).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -52,6 +56,33 @@ static uint32_t get32(const uint8_t *p)
             abort(); \
         }            \
     } while (0)
+
+/* An accepted eager message or RTS: into a matching receive (a bounded copy) or unexpected. */
+static void fuzz_arrive(core_mq_t *mq, fuzz_unexp_t *unexp, uint8_t *ep_id, uint64_t tag,
+                        const uint8_t *payload, uint32_t length)
+{
+    core_mq_entry_t *e = core_mq_match_arrival(mq, ep_id, tag);
+
+    if (e != NULL) {
+        fuzz_recv_t *r = (fuzz_recv_t *)e;
+        uint32_t n = length <= r->len ? length : r->len;
+        CHECK(r->used);
+        memcpy(r->buf, payload, n); /* never past the receive buffer */
+        free(r->buf);
+        r->used = 0;
+        return;
+    }
+    for (int i = 0; i < FUZZ_MAX_QUEUE; i++) {
+        if (!unexp[i].used) {
+            unexp[i].used = 1;
+            unexp[i].length = length;
+            unexp[i].mq.ep = ep_id;
+            unexp[i].mq.tag = tag;
+            core_mq_push_unexpected(mq, &unexp[i].mq);
+            return;
+        }
+    }
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -129,6 +160,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memset(msg, 0, sizeof(core_wire_hdr_t));
         memcpy(msg, data + pos, len);
         pos += len;
+        if (op & 8) {
+            uint32_t imm = len >= 4 ? get32(msg) : 0, plen = len >= 4 ? len - 4 : 0;
+            uint16_t credits = core_wire_imm_credits(imm);
+            unreturned = core_credit_unreturned(&cr);
+            check = core_wire_validate_imm(imm, plen, unreturned, limit);
+            CHECK((unsigned)check < CORE_WIRE_CHECK_LAST);
+            if (check != CORE_WIRE_OK) {
+                continue;
+            }
+            CHECK(imm & CORE_WIRE_IMM_COMPACT);
+            CHECK(plen > 0 && plen <= limit);
+            CHECK(credits <= unreturned && credits <= CORE_WIRE_IMM_CREDITS_MAX);
+            CHECK(core_wire_imm_tag(imm) <= CORE_WIRE_IMM_TAG_MAX);
+            CHECK(core_wire_imm_make(core_wire_imm_tag(imm), credits) == imm);
+            rx_seq++; /* takes the next sequence number */
+            if (credits != 0) {
+                core_credit_grant(&cr, credits);
+            }
+            CHECK(cr.returned <= cr.sent);
+            fuzz_arrive(&mq, unexp, &ep_id, core_wire_imm_tag(imm), msg + 4, plen);
+            continue;
+        }
         if ((op & 2) && len >= sizeof(*hdr)) {
             hdr->seq = rx_seq;
         }
@@ -164,26 +217,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             CHECK(hdr->tag == 0 && hdr->length == sizeof(core_wire_rndv_t));
             continue; /* matched against outstanding transfers (core/rndv.c), not receives */
         }
-        e = core_mq_match_arrival(&mq, &ep_id, hdr->tag);
-        if (e != NULL) {
-            fuzz_recv_t *r = (fuzz_recv_t *)e;
-            uint32_t n = hdr->length <= r->len ? hdr->length : r->len;
-            CHECK(r->used);
-            memcpy(r->buf, hdr + 1, n); /* never past the receive buffer */
-            free(r->buf);
-            r->used = 0;
-        } else {
-            for (int i = 0; i < FUZZ_MAX_QUEUE; i++) {
-                if (!unexp[i].used) {
-                    unexp[i].used = 1;
-                    unexp[i].length = hdr->length;
-                    unexp[i].mq.ep = &ep_id;
-                    unexp[i].mq.tag = hdr->tag;
-                    core_mq_push_unexpected(&mq, &unexp[i].mq);
-                    break;
-                }
-            }
-        }
+        fuzz_arrive(&mq, unexp, &ep_id, hdr->tag, (const uint8_t *)(hdr + 1), hdr->length);
     }
     /* Drain both queues so the next input starts clean (the shard's levels return to 0). */
     for (int i = 0; i < FUZZ_MAX_QUEUE; i++) {

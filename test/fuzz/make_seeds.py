@@ -20,7 +20,7 @@ def verbs_addr(qpn=0x11, psn=0x123456, lid=0, mtu=5, link=2, gid=b"\0" * 10 + b"
 
 
 def ep_addr(credits=64, limit=8192, **kw):
-    return bytes([1, 0, 0, 44]) + struct.pack(">II", credits, limit) + verbs_addr(**kw)
+    return bytes([2, 0, 0, 44]) + struct.pack(">II", credits, limit) + verbs_addr(**kw)
 
 
 write("fuzz_ep_addr", "roce", ep_addr())
@@ -65,3 +65,14 @@ write("fuzz_wire", "short", setup + record(0, b"\x01\x00\x00"))
 rndv_body = struct.pack("<QQII", 0x7F0000001000, 1 << 20, 0x8000123, 0)
 write("fuzz_wire", "rts_window", setup + record(0, hdr(3, 0, 7, 24, flags=1) + rndv_body)
       + record(0, hdr(4, 1, 0, 24, flags=1) + rndv_body))                    # window RTS; FIN: bad
+
+
+def imm(tag, credits=0):
+    return struct.pack("<I", (1 << 31) | (credits << 23) | tag)
+
+
+write("fuzz_wire", "compact", setup + record(8, imm(5, credits=2) + b"c" * 16, post=(5, 1, 16))
+      + record(8, imm(0x7FFFFF) + b"d" * 4096)                            # unexpected, largest tag
+      + record(0, hdr(1, 2, 9, 0) + b"")                                   # empty: full header
+      + record(8, struct.pack("<I", 5) + b"e")                             # format bit clear: bad
+      + record(8, imm(6) + b""))                                           # empty compact: bad
