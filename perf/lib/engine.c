@@ -13,8 +13,9 @@
  * So in the measured intervals, with N iterations in total over S sizes:
  *   bw  client: sent N (+1 per size with -D), received S;  server: received N (+END), sent S
  *   lat client: sent N (+1 with -D), received N;            server: the same, mirrored.
- * The timestamps are clock_gettime(CLOCK_MONOTONIC): perftest's rdtsc calibration fails under
- * emulation, and the vDSO call costs tens of ns, well below one message on any RDMA device.
+ * The bandwidth loops' timestamps are clock_gettime(CLOCK_MONOTONIC): perftest's rdtsc
+ * calibration fails under emulation. The latency loop stamps every round trip, with the TSC
+ * scaled by CLOCK_MONOTONIC over the same run where the TSC is invariant (perf/lib/stamp.h).
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include "perf/lib/engine.h"
 #include "perf/lib/perf.h"
 #include "perf/lib/report.h"
+#include "perf/lib/stamp.h"
 
 #define PERF_TAG_DATA     0x7065726601ull
 #define PERF_TAG_ACK      0x7065726602ull
@@ -490,14 +492,18 @@ static int perf_lat_run(const perf_options_t *o, perf_conn_t *c, perf_counters_t
     bool client = o->host != NULL;
     long cap = o->duration > 0 ? 1L << 22 : o->iters; /* -D: at most 4M samples kept */
     long limit = o->duration > 0 ? LONG_MAX : o->iters, i = 0, n;
-    double *stamp = malloc(sizeof(double) * (size_t)(cap + 1));
+    uint64_t *stamp = malloc(sizeof(uint64_t) * (size_t)(cap + 1));
+    double *sample = malloc(sizeof(double) * (size_t)(cap + 1));
+    perf_stamp_clock_t clk;
+    int clk_ok = perf_stamp_init(&clk, cap + 1) == 0;
     char *sbuf = calloc(1, size), *rbuf = malloc(size);
     ibmsg_request_t rreq = IBMSG_REQUEST_NULL;
     ibmsg_tag_status_t st;
-    double end;
+    uint64_t t0, now;
+    long backwards, kept;
     int ret = IBMSG_OK, stop;
 
-    if (stamp == NULL || sbuf == NULL || rbuf == NULL) {
+    if (stamp == NULL || sample == NULL || !clk_ok || sbuf == NULL || rbuf == NULL) {
         ret = IBMSG_ERR_NO_MEMORY;
         goto out;
     }
@@ -512,14 +518,17 @@ static int perf_lat_run(const perf_options_t *o, perf_conn_t *c, perf_counters_t
         perf_fail("start counters", ret);
         goto out;
     }
-    stamp[0] = perf_now();
-    end = stamp[0] + o->duration;
+    stamp[0] = perf_stamp(&clk);
+    t0 = now = perf_stamp_anchor(&clk, 0, stamp[0]);
     for (i = 0; i < limit && i < cap; i++) {
         if (client) {
-            if (o->duration > 0 && stamp[i] >= end) {
-                break;
+            /* -D: checked at the anchors, the only clock reads (slow under emulation) */
+            if (o->duration > 0 && i % PERF_STAMP_ANCHOR_EVERY == 0) {
+                if ((double)(now - t0) * 1e-9 >= o->duration) {
+                    break;
+                }
+                perf_progress_tick(o, size, (double)(now - t0) * 1e-9);
             }
-            perf_progress_tick(o, size, stamp[i] - stamp[0]);
             ret = ibmsg_tag_irecv(c->ctx, c->ep, rbuf, size, PERF_TAG_DATA, IBMSG_TAG_MASK_EXACT,
                                   &rreq);
             if (ret == IBMSG_OK) {
@@ -551,8 +560,12 @@ static int perf_lat_run(const perf_options_t *o, perf_conn_t *c, perf_counters_t
             ret = IBMSG_ERR_PROTOCOL;
             goto out;
         }
-        stamp[i + 1] = perf_now();
+        stamp[i + 1] = perf_stamp(&clk);
+        if ((i + 1) % PERF_STAMP_ANCHOR_EVERY == 0) {
+            now = perf_stamp_anchor(&clk, i + 1, stamp[i + 1]);
+        }
     }
+    perf_stamp_anchor(&clk, i, stamp[i]); /* the last stamp (once, if it already is one) */
     if (client && o->duration > 0) {
         ret = ibmsg_tag_send(c->ep, NULL, 0, PERF_TAG_DATA); /* END */
         if (ret != IBMSG_OK) {
@@ -573,17 +586,34 @@ static int perf_lat_run(const perf_options_t *o, perf_conn_t *c, perf_counters_t
         ret = IBMSG_ERR_INVALID;
         goto out;
     }
+    backwards = perf_stamp_to_ns(&clk, stamp, n + 1);
+    if (backwards > 0) {
+        fprintf(stderr,
+                "ibmsg perf: the TSC went backwards %ld times (unsynchronized between CPUs?): "
+                "those round trips are dropped; pin the tool to one CPU with taskset\n",
+                backwards);
+    }
     /* Samples: round trip / 2, in microseconds. On the server a round trip is from one reply to
      * the next; its first interval includes the client's start, so it is dropped. */
-    for (long k = 0; k < n; k++) {
-        stamp[k] = (stamp[k + 1] - stamp[k]) * 1e6 / 2.0;
+    kept = 0;
+    for (long k = client ? 0 : 1; k < n; k++) {
+        if (stamp[k + 1] >= stamp[k]) {
+            sample[kept++] = (double)(stamp[k + 1] - stamp[k]) * 1e-3 / 2.0;
+        }
+    }
+    if (kept == 0) {
+        fprintf(stderr, "ibmsg perf: no round trip left to time\n");
+        ret = IBMSG_ERR_INVALID;
+        goto out;
     }
     row->bytes = size;
     row->iters = n;
     row->seconds = 0;
-    perf_lat_stats(client ? stamp : stamp + 1, (size_t)(client ? n : n - 1), &row->lat);
+    perf_lat_stats(sample, (size_t)kept, &row->lat);
 out:
+    perf_stamp_fini(&clk);
     free(stamp);
+    free(sample);
     free(sbuf);
     free(rbuf);
     return ret;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <ctime>
 #include <cstdio>
 #include <list>
 #include <string>
@@ -9,6 +10,7 @@
 
 extern "C" {
 #include "perf/lib/perf.h"
+#include "perf/lib/stamp.h"
 }
 
 namespace
@@ -243,6 +245,78 @@ TEST(PerfStats, FewSamplesKeepAll)
     EXPECT_EQ(st.samples, 2u);
     EXPECT_DOUBLE_EQ(st.min, 1);
     EXPECT_DOUBLE_EQ(st.max, 2);
+}
+
+TEST(PerfStamp, StampsBetweenAnchorsAreInterpolated)
+{
+    // Synthetic TSC stamps: 2000 ticks for the first 1000 ns (0.5 ns per tick), 400 ticks for
+    // the next 1000 ns (2.5 ns per tick); every stamp lands on its exact monotonic time.
+    perf_stamp_clock_t clk;
+    ASSERT_EQ(perf_stamp_init(&clk, PERF_STAMP_ANCHOR_EVERY), 0); // room for three anchors
+    ASSERT_EQ(clk.cap, 3);
+    clk.tsc = 1;
+    clk.anchor[0] = {0, 1000, 5000};
+    clk.anchor[1] = {2, 3000, 6000};
+    clk.anchor[2] = {4, 3400, 7000};
+    clk.n = 3;
+    uint64_t stamp[5] = {1000, 2000, 3000, 3200, 3400};
+    EXPECT_EQ(perf_stamp_to_ns(&clk, stamp, 5), 0);
+    uint64_t want[5] = {5000, 5500, 6000, 6500, 7000};
+    for (int k = 0; k < 5; k++) {
+        EXPECT_EQ(stamp[k], want[k]) << k;
+    }
+    // A stamp below the one before is counted (the caller drops that interval).
+    uint64_t back[5] = {1000, 2600, 2400, 3200, 3400};
+    EXPECT_EQ(perf_stamp_to_ns(&clk, back, 5), 1);
+    EXPECT_EQ(back[1], 5800u);
+    EXPECT_EQ(back[2], 4500u); // before its stretch's anchor: extrapolated back from it
+    perf_stamp_fini(&clk);
+}
+
+TEST(PerfStamp, AnchorsAreTakenOnceInOrder)
+{
+    perf_stamp_clock_t clk;
+    ASSERT_EQ(perf_stamp_init(&clk, 0), 0); // room for two: the first and the last stamp
+    clk.tsc = 0;                            // stamps are nanoseconds: an anchor is the stamp itself
+    EXPECT_EQ(perf_stamp_anchor(&clk, 0, 100), 100u);
+    EXPECT_EQ(perf_stamp_anchor(&clk, 0, 100), 100u); // the same stamp again: not a new anchor
+    EXPECT_EQ(perf_stamp_anchor(&clk, 1, 200), 200u);
+    EXPECT_EQ(perf_stamp_anchor(&clk, 2, 300), 300u); // beyond the room: not recorded
+    EXPECT_EQ(clk.n, 2);
+    EXPECT_EQ(clk.anchor[1].index, 1);
+    uint64_t stamp[2] = {100, 200};
+    EXPECT_EQ(perf_stamp_to_ns(&clk, stamp, 2), 0);
+    EXPECT_EQ(stamp[1], 200u); // unchanged
+    perf_stamp_fini(&clk);
+}
+
+TEST(PerfStamp, RealStampsFollowTheMonotonicClock)
+{
+    // Stamps 20 ms apart (nanosleep), anchored at 0, 2 and 4, each next to a CLOCK_MONOTONIC
+    // read: converted, every interval is the monotonic one (loose bounds: a shared machine may
+    // preempt between the two reads).
+    perf_stamp_clock_t clk;
+    ASSERT_EQ(perf_stamp_init(&clk, PERF_STAMP_ANCHOR_EVERY), 0);
+    uint64_t stamp[5], ns[5];
+    for (int i = 0; i < 5; i++) {
+        if (i > 0) {
+            struct timespec ts = {0, 20000000};
+            nanosleep(&ts, nullptr);
+        }
+        stamp[i] = perf_stamp(&clk);
+        ns[i] = i % 2 == 0 ? perf_stamp_anchor(&clk, i, stamp[i]) : perf_stamp_monotonic_ns();
+    }
+    ASSERT_EQ(clk.n, 3);
+    EXPECT_EQ(perf_stamp_to_ns(&clk, stamp, 5), 0);
+    for (int i = 0; i < 5; i++) {
+        EXPECT_NEAR(double(stamp[i]), double(ns[i]), 2e6) << i; // within 2 ms
+    }
+    EXPECT_EQ(stamp[0], clk.anchor[0].ns); // anchored stamps are their anchors exactly
+    EXPECT_EQ(stamp[4], clk.anchor[2].ns);
+    for (int i = 1; i < 5; i++) {
+        EXPECT_GE(stamp[i] - stamp[i - 1], 19600000u) << i; // 20 ms less 2%
+    }
+    perf_stamp_fini(&clk);
 }
 
 } // namespace
