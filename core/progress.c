@@ -8,6 +8,8 @@
 #include "core/wireup.h"
 #include "util/log.h"
 
+_Static_assert(IBMSG_TAG_COMPACT_MAX == CORE_WIRE_IMM_TAG_MAX, "the public limit is the wire's");
+
 void core_ep_mark_dirty(ibmsg_ep_t ep)
 {
     if (!ep->dirty) {

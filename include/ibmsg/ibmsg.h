@@ -48,6 +48,11 @@ typedef struct ibmsg_request_s *ibmsg_request_t;
 #define IBMSG_TAG_MASK_EXACT UINT64_MAX
 #define IBMSG_TAG_MASK_ANY   ((uint64_t)0)
 
+/* Eager messages with tags up to this travel with their header in the send's 32-bit immediate:
+ * the wire holds only their bytes (a message of the path MTU is one packet, not two). Larger
+ * tags work the same and add a 32-byte header to each message. */
+#define IBMSG_TAG_COMPACT_MAX ((uint64_t)0x7fffff)
+
 /* Bytes an endpoint address blob takes at most (see ibmsg_ep_address). */
 #define IBMSG_EP_ADDRESS_MAX 64
 
@@ -181,6 +186,7 @@ IBMSG_API int ibmsg_ep_status(ibmsg_ep_t ep);
  * until the request completes (eager sends complete as soon as the data is copied or inlined;
  * above the eager limit, rendezvous sends complete when the receiver has read the data from buf
  * with RDMA READ, which needs buf registered: see the verbs_reg_cache control variables).
+ * Tags up to IBMSG_TAG_COMPACT_MAX cost no header bytes on the wire.
  * @param req out: the request; free it by completing it with test / wait
  * @return IBMSG_OK; IBMSG_ERR_INVALID for NULL arguments, buf NULL with len > 0, or an endpoint
  *         that is not connected; IBMSG_ERR_PEER_FAILED when the connection has failed;
