@@ -254,7 +254,7 @@ def plot(out, sizes, med, test):
     png = os.path.join(out, "bandwidth.png" if test == "bw" else "latency.png")
     title = ("Send bandwidth, one way (medians)" if test == "bw" else
              "Send latency, half round trip, typical (medians)")
-    ylabel = "MB/s (2^20 B/s)" if test == "bw" else "microseconds"
+    ylabel = "MB/s (2^{20} B/s)" if test == "bw" else "microseconds"
     script = [
         "set terminal png size 900,600",
         "set output '%s'" % png,
