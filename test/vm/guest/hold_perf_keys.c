@@ -1,15 +1,18 @@
 /*
- * Started by guest/setup before the command: holds one task-bound perf event of every software
- * type open for the guest's lifetime, then sleeps.
+ * Run by guest/setup while only the boot CPU is online: opens one task-bound perf event of every
+ * software type, then leaves a child holding them (inherited) for the guest's lifetime and exits
+ * 0, so the caller knows the keys are on before it brings the other CPUs online.
  *
  * Why: the first perf event of a kind enables a kernel static key and the last one disables it
  * again, and each switch live-patches kernel text (text_poke_bp) and waits for every CPU to
  * acknowledge an IPI. Under QEMU's multi-threaded TCG that patching can catch the other vCPU at
  * the patched instruction with interrupts off, and the guest locks up (seen as a soft lockup
  * in sw_perf_event_destroy / smp_call_function_many_cond at the exit of a process that counted
- * PAPI's perf software events). With the keys held on, processes that open and close such events
- * never patch text. It costs every context switch and page fault a check, in every tool alike.
+ * PAPI's perf software events, and in a page fault of another process while the keys were being
+ * switched on). With the keys switched on before a second CPU exists and held on, no process's
+ * events patch text. It costs every context switch and page fault a check, in every tool alike.
  */
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,6 +42,22 @@ int main(void)
         perror("hold_perf_keys: perf_event_open");
         return 1;
     }
+    pid_t child = fork();
+    if (child < 0) {
+        perror("hold_perf_keys: fork");
+        return 1;
+    }
+    if (child > 0) {
+        return 0; /* the child's inherited events hold the keys: the count never reaches 0 */
+    }
+    /* Let go of the caller's output, which it reads to its end. */
+    int null = open("/dev/null", O_RDWR);
+    if (null >= 0) {
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(null, 2);
+    }
+    setsid();
     for (;;) {
         pause();
     }
