@@ -203,7 +203,8 @@ def compare_tables(samples, sizes, env, reps):
         out.append(verdict("message rate at 8 B >= perftest and UCX", ge(mr, 8)))
     big = [z for z in sizes if 4096 <= z <= 1 << 20]
     if big:
-        out.append(verdict("bandwidth %s..%s >= perftest and UCX" % (human(big[0]), human(big[-1])),
+        span = human(big[0]) if len(big) == 1 else "%s..%s" % (human(big[0]), human(big[-1]))
+        out.append(verdict("bandwidth %s >= perftest and UCX" % span,
                            sum((ge(bw, z) for z in big), [])))
     for z in (8, 4096):
         if z in sizes:
