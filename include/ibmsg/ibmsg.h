@@ -50,7 +50,7 @@ typedef struct ibmsg_request_s *ibmsg_request_t;
 
 /* Eager messages with tags up to this travel with their header in the send's 32-bit immediate:
  * the wire holds only their bytes (a message of the path MTU is one packet, not two). Larger
- * tags work the same and add a 32-byte header to each message. */
+ * tags work the same and add a 24-byte header to each message. */
 #define IBMSG_TAG_COMPACT_MAX ((uint64_t)0x7fffff)
 
 /* Bytes an endpoint address blob takes at most (see ibmsg_ep_address). */

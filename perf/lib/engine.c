@@ -14,13 +14,12 @@
  *   bw  client: sent N (+1 per size with -D), received S;  server: received N (+END), sent S
  *   lat client: sent N (+1 with -D), received N;            server: the same, mirrored.
  * The bandwidth loops' timestamps are clock_gettime(CLOCK_MONOTONIC): perftest's rdtsc
- * calibration fails under emulation. The latency loop stamps every round trip, with the TSC
- * scaled by CLOCK_MONOTONIC over the same run where the TSC is invariant (perf/lib/stamp.h).
+ * calibration fails under emulation. The latency loop stamps every round trip with the TSC and
+ * maps the stamps onto CLOCK_MONOTONIC, read every 64th round trip (perf/lib/stamp.h).
  */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "perf/lib/counters.h"
@@ -47,9 +46,7 @@ typedef struct perf_params {
 
 double perf_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return (double)perf_stamp_monotonic_ns() * 1e-9;
 }
 
 int perf_fail(const char *what, int status)

@@ -191,8 +191,7 @@ TEST_F(NicMsg, SentAndReceivedPacketsFollowMessagesSizeAndMtu)
         // packet of each message, and also at least every 64 packets (RXE_MAX_PKT_PER_ACK).
         EXPECT_LE(r.sent, data + r.wrs + (data + 63) / 64) << r.len << " B";
         printf("%zu B (tag 0x%llx) x %d over MTU %zu: sent_pkts %llu, rcvd_pkts %llu, data packets "
-               "%lu, send "
-               "WRs %lu (credit returns %lu)\n",
+               "%lu, send WRs %lu (credit returns %lu)\n",
                r.len, (unsigned long long)r.tag, n, mtu, r.sent, r.rcvd, (unsigned long)data,
                (unsigned long)r.wrs, (unsigned long)r.credit_msgs);
 
