@@ -26,6 +26,9 @@ extern "C" {
     X(sq_depth, "core_sq_depth", 128, 8, 16384, "send queue entries per endpoint")               \
     X(signal_interval, "core_signal_interval", 16, 1, 1024,                                      \
       "request a send completion every this many sends (at most half the send queue)")           \
+    X(send_batch, "core_send_batch", 32, 1, 64,                                                  \
+      "messages held to leave in one post (doorbell): they go when this many are held, at the "  \
+      "next progress call (test, wait, progress) or before any other work request; 1: at once")  \
     X(poll_batch, "core_poll_batch", 16, 1, 64, "completions taken per CQ poll")                 \
     X(cq_size, "core_cq_size", 4096, 64, 32767, "entries of each completion queue")              \
     X(timeout, "verbs_timeout", 14, 1, 31, "RC local ACK timeout, 4.096 us * 2^value")           \

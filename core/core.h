@@ -97,12 +97,14 @@ struct ibmsg_ep_s {
     core_credit_t cr;
     cnt_shard_t *cnt; /* its counter block, a child of the context's */
 
-    /* Send queue: entries [sq_tail, sq_head) are posted and not known complete. */
+    /* Send queue: entries [sq_tail, sq_head) are posted (or held: core_ep_flush) and not known
+     * complete. */
     core_sslot_t *sring;
     uint32_t sq_depth; /* power of two, <= the granted depth */
     uint32_t sq_mask;
     uint32_t signal_interval;
-    int32_t inline_max; /* largest payload that goes inline; -1: none */
+    uint32_t send_batch; /* messages held for one post (core_send_batch; 1: none held) */
+    int32_t inline_max;  /* largest payload that goes inline; -1: none */
     uint64_t sq_head;
     uint64_t sq_tail;
     uint64_t sq_last_signal;
@@ -196,6 +198,24 @@ static inline int core_ep_post_msg(struct ibmsg_ep_s *ep, uint8_t type, uint64_t
                                    const void *buf, uint32_t len)
 {
     return core_ep_post_hdr(ep, type, 0, tag, buf, len, NULL);
+}
+/** Post ep's held messages in one post list; a failed post fails the endpoint (returned). */
+int core_ep_flush(struct ibmsg_ep_s *ep);
+/**
+ * Post the held messages of every endpoint of ctx. Every call that makes progress or reports a
+ * completion does this first: a send reported complete has reached the device.
+ */
+static inline void core_flush_held(struct ibmsg_context_s *ctx)
+{
+    for (struct ibmsg_ep_s *ep = ctx->dirty; ep != NULL; ep = ep->dirty_next) {
+        core_ep_flush(ep);
+    }
+}
+/** Count a work request posted at once (its own post, behind any held messages). */
+static inline void core_cnt_posted_now(struct ibmsg_ep_s *ep)
+{
+    core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
+    core_cnt_inc(ep->cnt, CNT_VERBS_SEND_DOORBELLS);
 }
 /** Whether a data message may be posted on ep now. */
 static inline int core_ep_can_send(const struct ibmsg_ep_s *ep)

@@ -19,6 +19,7 @@
 #define CORE_EP_DRAIN_TIMEOUT 2 /* seconds to wait for a closing queue pair's flushes */
 
 UTIL_STATIC_ASSERT(CORE_EP_ADDR_SIZE <= IBMSG_EP_ADDRESS_MAX, "address blob fits");
+UTIL_STATIC_ASSERT(VERBS_SEND_BATCH_MAX == 64, "core_send_batch's maximum (core/config.h)");
 
 static uint32_t pow2_floor(uint32_t v)
 {
@@ -116,12 +117,14 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
     qpp.sq_depth = sq_depth;
     qpp.rq_depth = rq_depth;
     qpp.max_inline = (uint32_t)ctx->cfg.inline_limit + (uint32_t)sizeof(core_wire_hdr_t);
+    qpp.send_batch = (uint32_t)ctx->cfg.send_batch;
     status = verbs_qp_create(ctx->dev, ctx->scq, ctx->rcq, &qpp, &ep->qp);
     if (status != IBMSG_OK) {
         goto err_free;
     }
     verbs_qp_caps(ep->qp, &caps);
     ep->qpn = verbs_qp_num(ep->qp);
+    ep->send_batch = UTIL_MAX(1u, caps.send_batch);
     status = core_rndv_ep_init(ep);
     if (status != IBMSG_OK) {
         goto err_destroy_qp;
@@ -290,6 +293,7 @@ int ibmsg_ep_destroy(ibmsg_ep_t ep)
         return IBMSG_ERR_INVALID;
     }
     ctx = ep->ctx;
+    core_ep_flush(ep); /* messages reported sent leave, as they would have without holding */
     core_ep_fail(ep, IBMSG_ERR_CANCELED);
     ep->state = CORE_EP_CLOSING;
     ep_drop_unexpected(ep);

@@ -45,10 +45,32 @@ static inline void deliver(struct ibmsg_request_s *req, ibmsg_ep_t ep, uint64_t 
     }
 }
 
+/*
+ * Messages held for a post that will not happen now (or whose post failed): the newest slots
+ * [sq_head - n, sq_head). They never reached the device, so no completion will free them.
+ */
+static void ep_drop_held(ibmsg_ep_t ep)
+{
+    uint32_t n = verbs_qp_discard_held(ep->qp);
+
+    for (; n > 0; n--) {
+        core_sslot_t *s = &ep->sring[--ep->sq_head & ep->sq_mask];
+        if (s->buf != NULL) {
+            verbs_pool_put(ep->ctx->spool, s->buf);
+            core_level_add(ep->ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
+            s->buf = NULL;
+        }
+        ep->signals_outstanding -= s->signaled;
+        s->signaled = 0;
+    }
+}
+
 void core_ep_fail(ibmsg_ep_t ep, int error)
 {
     ibmsg_context_t ctx = ep->ctx;
     core_mq_entry_t *e, *next;
+
+    ep_drop_held(ep);
 
     if (ep->state == CORE_EP_CONNECTED || ep->state == CORE_EP_CREATED ||
         ep->state == CORE_EP_CONNECTING) {
@@ -345,6 +367,9 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
         ep->signals_outstanding++;
         slot->signaled = 1;
     }
+    if (ep->send_batch > 1) {
+        flags |= VERBS_SEND_DEFER; /* held: one post for many messages (core_ep_flush) */
+    }
     status = verbs_qp_post_send(ep->qp, sge, nsge, flags, ex, (uintptr_t)slot);
     core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
     if (util_unlikely(status != IBMSG_OK)) {
@@ -367,6 +392,27 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
         core_cnt_add(ep->cnt, CNT_CORE_COMPACT_MSGS_SENT, (uint64_t)compact);
     } else if (type == CORE_WIRE_CREDIT) {
         core_cnt_inc(ep->cnt, CNT_CORE_CREDIT_MSGS_SENT);
+    }
+    if (!(flags & VERBS_SEND_DEFER)) {
+        core_cnt_inc(ep->cnt, CNT_VERBS_SEND_DOORBELLS);
+        return IBMSG_OK;
+    }
+    if (verbs_qp_held(ep->qp) >= ep->send_batch) {
+        return core_ep_flush(ep);
+    }
+    core_ep_mark_dirty(ep); /* progress posts it at the latest */
+    return IBMSG_OK;
+}
+
+int core_ep_flush(ibmsg_ep_t ep)
+{
+    if (verbs_qp_held(ep->qp) == 0) {
+        return IBMSG_OK;
+    }
+    core_cnt_inc(ep->cnt, CNT_VERBS_SEND_DOORBELLS);
+    if (util_unlikely(verbs_qp_flush(ep->qp) != IBMSG_OK)) {
+        core_ep_fail(ep, IBMSG_ERR_PEER_FAILED); /* drops what the device did not take */
+        return IBMSG_ERR_PEER_FAILED;
     }
     return IBMSG_OK;
 }
@@ -422,6 +468,7 @@ int core_progress(ibmsg_context_t ctx, int *events)
     if (ctx->wireup != NULL) {
         core_wireup_progress(ctx->wireup); /* connect requests: one empty-CQ poll when idle */
     }
+    core_flush_held(ctx); /* what was held goes out before we wait for anything */
     n = verbs_cq_poll(ctx->rcq, batch, wcs);
     core_cnt_inc(ctx->cnt, CNT_VERBS_CQ_POLLS);
     if (util_unlikely(n < 0)) {
@@ -452,6 +499,7 @@ int core_progress(ibmsg_context_t ctx, int *events)
         }
         if (ep->state == CORE_EP_CONNECTED) {
             core_ep_service(ep);
+            core_ep_flush(ep);
         }
     }
     core_keepalive_poll(ctx, n + m == 0);

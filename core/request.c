@@ -81,6 +81,8 @@ int ibmsg_request_test(ibmsg_request_t *req_p, int *completed, ibmsg_tag_status_
         if (ret != IBMSG_OK) {
             return ret;
         }
+    } else {
+        core_flush_held(req->ctx); /* a send reported complete has reached the device */
     }
     if (req->state != CORE_REQ_COMPLETE) {
         *completed = 0;

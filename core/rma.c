@@ -101,7 +101,7 @@ static int rma_post(ibmsg_ep_t ep, struct ibmsg_request_s *req)
             verbs_qp_post_rdma(ep->qp, r->op == CORE_RMA_GET ? VERBS_RDMA_READ : VERBS_RDMA_WRITE,
                                &sge, r->op == CORE_RMA_MARKER ? 0 : 1, r->raddr + r->posted,
                                r->rkey, flags, (uintptr_t)slot);
-        core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
+        core_cnt_posted_now(ep);
         if (util_unlikely(status != IBMSG_OK)) {
             return rma_post_failed(ep, slot, flags);
         }

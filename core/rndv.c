@@ -136,7 +136,7 @@ static int window_bind(ibmsg_ep_t ep, struct ibmsg_request_s *req)
     ep->sq_head++;
     req->rndv.win = w;
     core_cnt_inc(ep->cnt, CNT_CORE_RNDV_WINDOWS_BOUND);
-    core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
+    core_cnt_posted_now(ep);
     return IBMSG_OK;
 }
 
@@ -296,7 +296,7 @@ static void unbind_service(ibmsg_ep_t ep)
         ep->sq_last_signal = ep->sq_head;
         ep->signals_outstanding++;
         core_cnt_inc(ep->cnt, CNT_CORE_RNDV_LOCAL_INVALIDATIONS);
-        core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
+        core_cnt_posted_now(ep);
     }
 }
 
@@ -460,7 +460,7 @@ static void pull_service(ibmsg_ep_t ep)
             core_level_add(ep->ctx->cnt, CNT_CORE_RNDV_READS_OUTSTANDING, 1);
             r->posted += n;
             core_cnt_inc(ep->cnt, CNT_CORE_RNDV_READS_POSTED);
-            core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
+            core_cnt_posted_now(ep);
         }
         req_fifo_pop(&rv->pull_head, &rv->pull_tail);
     }

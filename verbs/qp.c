@@ -86,8 +86,19 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     qp->caps.rq_depth = init.cap.max_recv_wr;
     qp->caps.max_inline = init.cap.max_inline_data;
     qp->caps.max_rd_atomic = verbs_qp_rd_atom(dev->info.max_init_rd_atom);
+    qp->caps.send_batch = UTIL_MIN(params->send_batch, (uint32_t)VERBS_SEND_BATCH_MAX);
     qp->dev = dev;
     qp->psn = initial_psn(qp);
+    if (qp->caps.send_batch > 1) {
+        qp->held = calloc(qp->caps.send_batch, sizeof(*qp->held));
+        qp->held_inline = malloc((size_t)qp->caps.send_batch * qp->caps.max_inline + 1);
+        if (qp->held == NULL || qp->held_inline == NULL) {
+            util_error("qp 0x%x: out of memory for %u held sends", qp->qp->qp_num,
+                       qp->caps.send_batch);
+            status = IBMSG_ERR_NO_MEMORY;
+            goto err_destroy_qp;
+        }
+    }
 
     attr.qp_state = IBV_QPS_INIT;
     attr.pkey_index = 0;
@@ -109,6 +120,8 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
 err_destroy_qp:
     ibv_destroy_qp(qp->qp);
 err_free:
+    free(qp->held_inline);
+    free(qp->held);
     free(qp);
     return status;
 }
@@ -121,6 +134,8 @@ void verbs_qp_destroy(verbs_qp_t *qp)
     if (ibv_destroy_qp(qp->qp) != 0) {
         util_warn("qp 0x%x: ibv_destroy_qp failed: %s", qp->qp->qp_num, strerror(errno));
     }
+    free(qp->held_inline);
+    free(qp->held);
     free(qp);
 }
 
@@ -230,15 +245,73 @@ int verbs_qp_to_error(verbs_qp_t *qp)
     return IBMSG_OK;
 }
 
+/*
+ * Post the held sends and then wr (NULL: none) as one post list. The held ones are gone from the
+ * QP either way; on failure the device reports the first work request it did not take (bad),
+ * and the held ones from there on count as dropped. A provider that names none took none.
+ */
 int verbs_qp_post_wr(verbs_qp_t *qp, struct ibv_send_wr *wr, const char *what)
 {
-    struct ibv_send_wr *bad;
-    int ret = ibv_post_send(qp->qp, wr, &bad);
+    struct ibv_send_wr *first = wr, *bad = NULL;
+    uint32_t n = qp->nheld;
+    int ret;
 
-    if (util_unlikely(ret != 0)) {
-        util_error("qp 0x%x: ibv_post_send(%s) failed: %s", qp->qp->qp_num, what, strerror(ret));
-        return ret == ENOMEM ? IBMSG_ERR_NO_RESOURCE : verbs_errno_status(ret);
+    if (n > 0) {
+        qp->held[n - 1].wr.next = wr;
+        first = &qp->held[0].wr;
+        qp->nheld = 0;
     }
+    ret = ibv_post_send(qp->qp, first, &bad);
+    if (util_likely(ret == 0)) {
+        return IBMSG_OK;
+    }
+    uint32_t taken = n;
+    for (uint32_t i = 0; i < n; i++) {
+        if (bad == NULL || bad == &qp->held[i].wr) {
+            taken = bad == NULL ? 0 : i;
+            break;
+        }
+    }
+    qp->dropped += n - taken;
+    util_error("qp 0x%x: ibv_post_send(%s%s) failed: %s (%u held sends dropped)", qp->qp->qp_num,
+               n > 0 ? "held sends, " : "", what, strerror(ret), n - taken);
+    /* Full is worth a retry only when nothing held was lost. */
+    return ret == ENOMEM && taken == n ? IBMSG_ERR_NO_RESOURCE : verbs_errno_status(ret);
+}
+
+/* Hold a send: copy its work request, elements and inline data into the QP's own storage. */
+static int qp_hold_send(verbs_qp_t *qp, const struct ibv_send_wr *wr)
+{
+    verbs_held_send_t *h;
+
+    if (util_unlikely(qp->nheld >= qp->caps.send_batch)) {
+        return IBMSG_ERR_NO_RESOURCE;
+    }
+    h = &qp->held[qp->nheld];
+    h->wr = *wr;
+    h->wr.next = NULL;
+    h->wr.sg_list = h->sg;
+    if (wr->send_flags & IBV_SEND_INLINE) {
+        /* The caller may reuse inline data at once: it lives here until the post. */
+        uint8_t *data = qp->held_inline + (size_t)qp->nheld * qp->caps.max_inline;
+        uint32_t len = 0;
+        for (int i = 0; i < wr->num_sge; i++) {
+            memcpy(data + len, (const void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
+            len += wr->sg_list[i].length;
+        }
+        h->sg[0].addr = (uintptr_t)data;
+        h->sg[0].length = len;
+        h->sg[0].lkey = 0;
+        h->wr.num_sge = len > 0;
+    } else {
+        for (int i = 0; i < wr->num_sge; i++) {
+            h->sg[i] = wr->sg_list[i];
+        }
+    }
+    if (qp->nheld > 0) {
+        qp->held[qp->nheld - 1].wr.next = &h->wr;
+    }
+    qp->nheld++;
     return IBMSG_OK;
 }
 
@@ -267,7 +340,32 @@ int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigne
     } else {
         wr.invalidate_rkey = ex;
     }
+    if ((flags & VERBS_SEND_DEFER) && qp->caps.send_batch > 1) {
+        return qp_hold_send(qp, &wr);
+    }
     return verbs_qp_post_wr(qp, &wr, "SEND");
+}
+
+uint32_t verbs_qp_held(const verbs_qp_t *qp)
+{
+    return qp->nheld;
+}
+
+int verbs_qp_flush(verbs_qp_t *qp)
+{
+    if (qp->nheld == 0) {
+        return IBMSG_OK;
+    }
+    return verbs_qp_post_wr(qp, NULL, "SEND list");
+}
+
+uint32_t verbs_qp_discard_held(verbs_qp_t *qp)
+{
+    uint32_t n = qp->dropped + qp->nheld;
+
+    qp->dropped = 0;
+    qp->nheld = 0;
+    return n;
 }
 
 int verbs_qp_post_recv(verbs_qp_t *qp, const verbs_sge_t *sges, const uint64_t *wr_ids, int n,

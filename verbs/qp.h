@@ -24,6 +24,7 @@ typedef struct verbs_qp_params {
     uint32_t rq_depth;
     uint32_t max_inline;
     uint32_t max_rd_atomic; /* caps only: RDMA READs this QP may have outstanding */
+    uint32_t send_batch;    /* sends held for one doorbell at most (VERBS_SEND_DEFER; <= 1: none) */
 } verbs_qp_params_t;
 
 /* Transport settings for RTR and RTS (IB encodings: see the cvars that set them). */
@@ -46,7 +47,11 @@ enum {
     VERBS_SEND_INLINE = 1u << 1,
     VERBS_SEND_INVALIDATE = 1u << 2, /* SEND_WITH_INV: invalidates the peer's window inv_rkey */
     VERBS_SEND_IMM = 1u << 3,        /* SEND_WITH_IMM: ex is the immediate (host order) */
+    VERBS_SEND_DEFER = 1u << 4,      /* hold the send for the next doorbell (verbs_qp_flush) */
 };
+
+/* Most sends a QP holds for one doorbell (verbs_qp_params_t.send_batch). */
+#define VERBS_SEND_BATCH_MAX 64
 
 /* RDMA READs a QP keeps in flight at most (device limits permitting): see verbs_qp_to_rtr. */
 #define VERBS_QP_RD_ATOM_MAX 16
@@ -94,9 +99,31 @@ int verbs_qp_to_error(verbs_qp_t *qp);
  * is invalidated before the peer sees the message) or VERBS_SEND_IMM (ex is the immediate the
  * peer's completion carries); with neither, ex is ignored. Returns IBMSG_OK, or
  * IBMSG_ERR_NO_RESOURCE when the send queue is full.
+ *
+ * VERBS_SEND_DEFER (on a QP created with send_batch > 1) holds the send instead: nothing reaches
+ * the device until verbs_qp_flush or any other post on the QP, which goes behind the held sends
+ * in the same post list, so the order on the wire is the order of the calls. Non-inline
+ * elements must stay valid until then. A QP holds at most send_batch sends (then
+ * IBMSG_ERR_NO_RESOURCE): the caller flushes before. Why: on rxe a post is a syscall, one per
+ * list rather than per send.
  */
 int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigned flags,
                        uint32_t ex, uint64_t wr_id);
+
+/** The sends held now (VERBS_SEND_DEFER). */
+uint32_t verbs_qp_held(const verbs_qp_t *qp);
+
+/**
+ * Post the held sends as one post list (one doorbell). On failure (logged) the sends the device
+ * did not take are dropped: verbs_qp_discard_held counts them. Returns IBMSG_OK or the error.
+ */
+int verbs_qp_flush(verbs_qp_t *qp);
+
+/**
+ * Drop the held sends and return how many sends held since the last call never reached the
+ * device: those dropped now and those a failed post dropped. Their wr_ids were the newest given.
+ */
+uint32_t verbs_qp_discard_held(verbs_qp_t *qp);
 
 /**
  * Post n receives (one SGE each) as post lists of up to VERBS_RECV_BATCH_MAX. Returns IBMSG_OK

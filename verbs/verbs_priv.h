@@ -13,11 +13,21 @@ struct verbs_dev {
     verbs_dev_info_t info;
 };
 
+/* A send held for the next doorbell: its work request, elements and (inline) data are ours. */
+typedef struct verbs_held_send {
+    struct ibv_send_wr wr;
+    struct ibv_sge sg[2];
+} verbs_held_send_t;
+
 struct verbs_qp {
     struct ibv_qp *qp;
     verbs_dev_t *dev;
     verbs_qp_params_t caps;
     uint32_t psn;
+    verbs_held_send_t *held; /* [0, nheld): sends waiting for verbs_qp_flush */
+    uint8_t *held_inline;    /* caps.max_inline bytes for each held inline send */
+    uint32_t nheld;          /* held now */
+    uint32_t dropped;        /* held sends a failed post left behind: verbs_qp_discard_held */
 };
 
 struct verbs_cq {
@@ -39,7 +49,8 @@ static inline uint32_t verbs_be32_swap(uint32_t v)
 #endif
 }
 
-/* Post one send work request (what names it in the error log). IBMSG_ERR_NO_RESOURCE: full. */
+/* Post one send work request (what names it in the error log; NULL: none) behind the held ones,
+ * in one post list. IBMSG_ERR_NO_RESOURCE: full. */
 int verbs_qp_post_wr(verbs_qp_t *qp, struct ibv_send_wr *wr, const char *what);
 
 /* Convert an errno value from libibverbs to a status, once, at this boundary. */

@@ -328,23 +328,26 @@ static int perf_bw_client(const perf_options_t *o, perf_conn_t *c, perf_counters
             }
             posted++;
         }
-        if (done < posted) {
+        /* Retire every send that has completed, then refill the window: sends started back to
+         * back leave together in one post (core_send_batch), as perftest's do with -l. */
+        while (done < posted) {
             int complete = 0;
             ret = ibmsg_request_test(&req[done % depth], &complete, NULL);
             if (ret != IBMSG_OK) {
                 perf_fail("send completion", ret);
                 goto out;
             }
-            if (complete) {
-                done++;
-                perf_peak_add(&peak);
-                if (o->duration > 0 && (done & 63) == 0) {
-                    double now = perf_now();
-                    if (now >= end) {
-                        limit = posted; /* stop posting, drain */
-                    }
-                    perf_progress_tick(o, size, now - t0);
+            if (!complete) {
+                break;
+            }
+            done++;
+            perf_peak_add(&peak);
+            if (o->duration > 0 && (done & 63) == 0) {
+                double now = perf_now();
+                if (now >= end) {
+                    limit = posted; /* stop posting, drain */
                 }
+                perf_progress_tick(o, size, now - t0);
             }
         }
     }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/core.h"
@@ -334,6 +335,128 @@ TEST_F(MsgTest, ControlVariablesAreFixedWhileAContextLives)
     ibmsg_t_pvar_session_free(&s);
     ibmsg_t_cvar_handle_free(&h);
     ibmsg_t_finalize();
+}
+
+// A pair whose messages are held for posts of `batch` (core_send_batch).
+struct SendBatchTest : MsgTest {
+    void SetUp() override
+    {
+    }
+    void open(int batch)
+    {
+        core_test::open_pair(&ctx, &a, &b, [batch](ibmsg_info_t info) {
+            ibmsg_info_set_string(info, "core_send_batch", std::to_string(batch).c_str());
+        });
+    }
+    uint64_t ep_cnt(ibmsg_ep_t ep, cnt_id_t id) const
+    {
+        return cnt_read(ep->cnt, id, CNT_READ_VALUE);
+    }
+    // n messages of len bytes a -> b, tags 1..n, every one received with its exact bytes in
+    // order; sreq keeps the send requests (complete, not yet tested).
+    void start(int n, size_t len, std::vector<ibmsg_request_t> *sreq,
+               std::vector<ibmsg_request_t> *rreq, std::vector<std::vector<uint8_t>> *in)
+    {
+        sreq->assign(n, IBMSG_REQUEST_NULL);
+        rreq->assign(n, IBMSG_REQUEST_NULL);
+        in->assign(n, std::vector<uint8_t>(len, 0xee));
+        for (int i = 0; i < n; i++) {
+            ASSERT_EQ(ibmsg_tag_irecv(ctx, b, (*in)[i].data(), len, uint64_t(i + 1),
+                                      IBMSG_TAG_MASK_EXACT, &(*rreq)[i]),
+                      IBMSG_OK);
+        }
+        for (int i = 0; i < n; i++) {
+            auto out = payload(uint64_t(i + 1), len);
+            ASSERT_EQ(ibmsg_tag_isend(a, out.data(), len, uint64_t(i + 1), &(*sreq)[i]), IBMSG_OK);
+        }
+    }
+    void finish(int n, size_t len, std::vector<ibmsg_request_t> *sreq,
+                std::vector<ibmsg_request_t> *rreq, std::vector<std::vector<uint8_t>> *in)
+    {
+        for (int i = 0; i < n; i++) {
+            ibmsg_tag_status_t st{};
+            if ((*sreq)[i] != IBMSG_REQUEST_NULL) { // not already tested
+                ASSERT_EQ(ibmsg_request_wait(&(*sreq)[i], nullptr), IBMSG_OK);
+            }
+            ASSERT_EQ(ibmsg_request_wait(&(*rreq)[i], &st), IBMSG_OK);
+            ASSERT_EQ(st.length, len);
+            ASSERT_EQ((*in)[i], payload(uint64_t(i + 1), len)) << "message " << i;
+        }
+    }
+};
+
+TEST_F(SendBatchTest, HeldMessagesLeaveInOnePostAtTheNextProgressCall)
+{
+    open(16);
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    std::vector<ibmsg_request_t> sreq, rreq;
+    std::vector<std::vector<uint8_t>> in;
+    // 8 bytes go inline: the data is copied while held, so the caller's buffer (a temporary
+    // here) may change at once.
+    start(40, 8, &sreq, &rreq, &in);
+    ASSERT_FALSE(HasFatalFailure());
+    EXPECT_EQ(ep_cnt(a, CNT_VERBS_SEND_WRS_POSTED), 40u);
+    EXPECT_EQ(ep_cnt(a, CNT_VERBS_SEND_DOORBELLS), 2u) << "two full batches of 16 went";
+    EXPECT_EQ(verbs_qp_held(a->qp), 8u);
+    int done = 0;
+    ASSERT_EQ(ibmsg_request_test(&sreq[0], &done, nullptr), IBMSG_OK);
+    EXPECT_EQ(done, 1);
+    EXPECT_EQ(verbs_qp_held(a->qp), 0u) << "a completion reported means the device has it";
+    EXPECT_EQ(ep_cnt(a, CNT_VERBS_SEND_DOORBELLS), 3u);
+    finish(40, 8, &sreq, &rreq, &in);
+}
+
+TEST_F(SendBatchTest, BatchOnePostsEveryMessageAtOnce)
+{
+    open(1);
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    std::vector<ibmsg_request_t> sreq, rreq;
+    std::vector<std::vector<uint8_t>> in;
+    start(40, 300, &sreq, &rreq, &in); // above the inline limit: bounce buffers
+    ASSERT_FALSE(HasFatalFailure());
+    EXPECT_EQ(ep_cnt(a, CNT_VERBS_SEND_DOORBELLS), 40u);
+    EXPECT_EQ(verbs_qp_held(a->qp), 0u);
+    finish(40, 300, &sreq, &rreq, &in);
+}
+
+TEST_F(SendBatchTest, HeldMessagesOfAFailedEndpointGiveTheirResourcesBack)
+{
+    open(16);
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    const uint64_t head = a->sq_head, pool = cnt(CNT_VERBS_BUF_POOL_IN_USE);
+    const uint32_t signals = a->signals_outstanding;
+    std::vector<ibmsg_request_t> sreq, rreq;
+    std::vector<std::vector<uint8_t>> in;
+    start(5, 1000, &sreq, &rreq, &in); // 1000 bytes: five bounce buffers held
+    ASSERT_FALSE(HasFatalFailure());
+    ASSERT_EQ(verbs_qp_held(a->qp), 5u);
+    EXPECT_EQ(cnt(CNT_VERBS_BUF_POOL_IN_USE), pool + 5);
+    core_ep_fail(a, IBMSG_ERR_PEER_FAILED); // what a failed post or a dead peer does
+    EXPECT_EQ(verbs_qp_held(a->qp), 0u);
+    EXPECT_EQ(a->sq_head, head) << "the slots of messages never posted are free again";
+    EXPECT_EQ(a->signals_outstanding, signals) << "no completion will come for them";
+    EXPECT_EQ(cnt(CNT_VERBS_BUF_POOL_IN_USE), pool) << "their bounce buffers came back";
+    EXPECT_EQ(ep_cnt(a, CNT_VERBS_SEND_DOORBELLS), 0u);
+    for (auto &r : sreq) {
+        EXPECT_EQ(ibmsg_request_wait(&r, nullptr), IBMSG_OK) << "completed when held, as before";
+    }
+    EXPECT_EQ(ibmsg_ep_destroy(a), IBMSG_OK);
+    a = IBMSG_EP_NULL;
+    EXPECT_EQ(ctx->zombies, nullptr) << "a drained at once: nothing left to flush";
+    for (auto &r : rreq) {
+        int done = 1;
+        EXPECT_EQ(ibmsg_request_test(&r, &done, nullptr), IBMSG_OK);
+        EXPECT_EQ(done, 0) << "nothing reached b";
+        EXPECT_EQ(ibmsg_request_cancel(r), IBMSG_OK);
+        EXPECT_EQ(ibmsg_request_wait(&r, nullptr), IBMSG_ERR_CANCELED);
+    }
+    // b saw no error: its queue pair's peer is gone, but b sent nothing.
 }
 
 // Two processes: the child echoes, the parent checks data and measures. Both use the TCP
