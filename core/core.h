@@ -201,6 +201,8 @@ static inline int core_ep_post_msg(struct ibmsg_ep_s *ep, uint8_t type, uint64_t
 }
 /** Post ep's held messages in one post list; a failed post fails the endpoint (returned). */
 int core_ep_flush(struct ibmsg_ep_s *ep);
+/** A work request of ep was just held: post the batch when full, else mark ep for progress. */
+int core_ep_held_one(struct ibmsg_ep_s *ep);
 /**
  * Post the held messages of every endpoint of ctx. Every call that makes progress or reports a
  * completion does this first: a send reported complete has reached the device.

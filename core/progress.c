@@ -46,8 +46,9 @@ static inline void deliver(struct ibmsg_request_s *req, ibmsg_ep_t ep, uint64_t 
 }
 
 /*
- * Messages held for a post that will not happen now (or whose post failed): the newest slots
- * [sq_head - n, sq_head). They never reached the device, so no completion will free them.
+ * Work held for a post that will not happen now (or whose post failed): the newest slots
+ * [sq_head - n, sq_head), messages, window binds and READs. They never reached the device, so
+ * no completion will free them: they end here as a flushed completion would end them.
  */
 static void ep_drop_held(ibmsg_ep_t ep)
 {
@@ -60,6 +61,11 @@ static void ep_drop_held(ibmsg_ep_t ep)
             core_level_add(ep->ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
             s->buf = NULL;
         }
+        if (s->rndv != NULL) {
+            struct ibmsg_request_s *r = s->rndv;
+            s->rndv = NULL;
+            core_rndv_read_done(ep, r, VERBS_WC_FLUSH);
+        }
         ep->signals_outstanding -= s->signaled;
         s->signaled = 0;
     }
@@ -70,8 +76,6 @@ void core_ep_fail(ibmsg_ep_t ep, int error)
     ibmsg_context_t ctx = ep->ctx;
     core_mq_entry_t *e, *next;
 
-    ep_drop_held(ep);
-
     if (ep->state == CORE_EP_CONNECTED || ep->state == CORE_EP_CREATED ||
         ep->state == CORE_EP_CONNECTING) {
         ep->state = CORE_EP_FAILED;
@@ -81,6 +85,7 @@ void core_ep_fail(ibmsg_ep_t ep, int error)
             verbs_qp_to_error(ep->qp);
         }
     }
+    ep_drop_held(ep); /* after the state change: nothing it ends may post again */
     while ((e = core_mq_list_first(&ep->pending)) != NULL) {
         struct ibmsg_request_s *req = util_container_of(e, struct ibmsg_request_s, mq);
         core_mq_list_remove(e);
@@ -397,6 +402,11 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
         core_cnt_inc(ep->cnt, CNT_VERBS_SEND_DOORBELLS);
         return IBMSG_OK;
     }
+    return core_ep_held_one(ep);
+}
+
+int core_ep_held_one(ibmsg_ep_t ep)
+{
     if (verbs_qp_held(ep->qp) >= ep->send_batch) {
         return core_ep_flush(ep);
     }

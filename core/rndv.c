@@ -124,8 +124,9 @@ static int window_bind(ibmsg_ep_t ep, struct ibmsg_request_s *req)
         return status;
     }
     slot = core_sslot_take(ep);
-    status = verbs_qp_post_bind(ep->qp, w->mw, req->rndv.reg, (uintptr_t)req->buf, req->len, 0,
-                                (uintptr_t)slot);
+    /* Held when messages are: it leaves in one post with the RTS behind it. */
+    status = verbs_qp_post_bind(ep->qp, w->mw, req->rndv.reg, (uintptr_t)req->buf, req->len,
+                                ep->send_batch > 1 ? VERBS_SEND_DEFER : 0, (uintptr_t)slot);
     if (status != IBMSG_OK) {
         window_put(ep, w, 1); /* never bound */
         if (status != IBMSG_ERR_NO_RESOURCE) {
@@ -136,8 +137,12 @@ static int window_bind(ibmsg_ep_t ep, struct ibmsg_request_s *req)
     ep->sq_head++;
     req->rndv.win = w;
     core_cnt_inc(ep->cnt, CNT_CORE_RNDV_WINDOWS_BOUND);
-    core_cnt_posted_now(ep);
-    return IBMSG_OK;
+    if (ep->send_batch <= 1) {
+        core_cnt_posted_now(ep);
+        return IBMSG_OK;
+    }
+    core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
+    return core_ep_held_one(ep);
 }
 
 void core_rndv_send_drop(ibmsg_ep_t ep, struct ibmsg_request_s *req)
@@ -444,9 +449,12 @@ static void pull_service(ibmsg_ep_t ep)
             slot = core_sslot_take(ep);
             slot->rndv = req;
             slot->signaled = 1;
-            /* Every READ is signalled: its completion frees a read slot and may end the pull. */
-            status = verbs_qp_post_rdma(ep->qp, VERBS_RDMA_READ, &sge, 1, r->raddr + r->posted,
-                                        r->rkey, VERBS_SEND_SIGNALED, (uintptr_t)slot);
+            /* Every READ is signalled: its completion frees a read slot and may end the pull.
+               Held when messages are: the READs of one progress call go in one post. */
+            status = verbs_qp_post_rdma(
+                ep->qp, VERBS_RDMA_READ, &sge, 1, r->raddr + r->posted, r->rkey,
+                VERBS_SEND_SIGNALED | (ep->send_batch > 1 ? VERBS_SEND_DEFER : 0u),
+                (uintptr_t)slot);
             if (status != IBMSG_OK) {
                 slot->rndv = NULL;
                 core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
@@ -460,7 +468,14 @@ static void pull_service(ibmsg_ep_t ep)
             core_level_add(ep->ctx->cnt, CNT_CORE_RNDV_READS_OUTSTANDING, 1);
             r->posted += n;
             core_cnt_inc(ep->cnt, CNT_CORE_RNDV_READS_POSTED);
-            core_cnt_posted_now(ep);
+            if (ep->send_batch <= 1) {
+                core_cnt_posted_now(ep);
+                continue;
+            }
+            core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
+            if (core_ep_held_one(ep) != IBMSG_OK) {
+                return; /* the endpoint failed */
+            }
         }
         req_fifo_pop(&rv->pull_head, &rv->pull_tail);
     }

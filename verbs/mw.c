@@ -13,6 +13,7 @@
 
 struct verbs_mw {
     struct ibv_mw *mw;
+    uint32_t rkey; /* of its last bind, posted or held; mw->rkey follows once it is posted */
 };
 
 int verbs_mw_alloc(verbs_dev_t *dev, verbs_mw_t **mw_p)
@@ -29,6 +30,7 @@ int verbs_mw_alloc(verbs_dev_t *dev, verbs_mw_t **mw_p)
         free(w);
         return verbs_errno_status(err);
     }
+    w->rkey = w->mw->rkey;
     *mw_p = w;
     return IBMSG_OK;
 }
@@ -46,14 +48,14 @@ void verbs_mw_free(verbs_mw_t *mw)
 
 uint32_t verbs_mw_rkey(const verbs_mw_t *mw)
 {
-    return mw->mw->rkey;
+    return mw->rkey;
 }
 
 int verbs_qp_post_bind(verbs_qp_t *qp, verbs_mw_t *mw, const verbs_reg_t *reg, uint64_t addr,
                        uint64_t len, unsigned flags, uint64_t wr_id)
 {
     struct ibv_send_wr wr;
-    uint32_t rkey = ibv_inc_rkey(mw->mw->rkey);
+    uint32_t rkey = ibv_inc_rkey(mw->rkey);
     int status;
 
     memset(&wr, 0, sizeof(wr));
@@ -66,11 +68,12 @@ int verbs_qp_post_bind(verbs_qp_t *qp, verbs_mw_t *mw, const verbs_reg_t *reg, u
     wr.bind_mw.bind_info.addr = addr;
     wr.bind_mw.bind_info.length = len;
     wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
-    status = verbs_qp_post_wr(qp, &wr, "BIND_MW");
+    status = verbs_qp_submit_wr(qp, &wr, flags, "BIND_MW");
     if (status == IBMSG_OK) {
-        /* Ours to track for type 2: providers name the window in the next bind by mw->rkey
-           (rxe refuses a bind naming a stale key). */
-        mw->mw->rkey = rkey;
+        /* Ours to track for type 2: the next bind names the window by this key. The provider
+           reads the key it replaces from mw->mw->rkey when the bind reaches it, so that one
+           changes only then (verbs_qp_post_wr). */
+        mw->rkey = rkey;
     }
     return status;
 }

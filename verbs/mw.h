@@ -35,8 +35,9 @@ uint32_t verbs_mw_rkey(const verbs_mw_t *mw);
 /**
  * Post a BIND_MW of mw (not bound: new or invalidated) over [addr, addr + len) of reg (a
  * registration with VERBS_ACCESS_MW_BIND covering the range), granting remote read through qp
- * only. The window takes its next key (verbs_mw_rkey). flags: VERBS_SEND_SIGNALED or 0; the
- * bind is done before any later work request of qp starts. Returns IBMSG_OK,
+ * only. The window takes its next key (verbs_mw_rkey). flags: VERBS_SEND_SIGNALED,
+ * VERBS_SEND_DEFER (held like a send: verbs_qp_post_send) or 0; the bind is done before any later
+ * work request of qp starts. Returns IBMSG_OK,
  * IBMSG_ERR_NO_RESOURCE when the send queue is full, or another error (logged).
  */
 int verbs_qp_post_bind(verbs_qp_t *qp, verbs_mw_t *mw, const verbs_reg_t *reg, uint64_t addr,

@@ -250,6 +250,17 @@ int verbs_qp_to_error(verbs_qp_t *qp)
  * QP either way; on failure the device reports the first work request it did not take (bad),
  * and the held ones from there on count as dropped. A provider that names none took none.
  */
+/* The windows bound by a posted list take their new keys: a type 2 bind names the window by the
+ * key it replaces (mw->rkey), read when the provider takes the work request. */
+static void qp_binds_posted(const struct ibv_send_wr *wr)
+{
+    for (; wr != NULL; wr = wr->next) {
+        if (wr->opcode == IBV_WR_BIND_MW) {
+            wr->bind_mw.mw->rkey = wr->bind_mw.rkey;
+        }
+    }
+}
+
 int verbs_qp_post_wr(verbs_qp_t *qp, struct ibv_send_wr *wr, const char *what)
 {
     struct ibv_send_wr *first = wr, *bad = NULL;
@@ -263,6 +274,7 @@ int verbs_qp_post_wr(verbs_qp_t *qp, struct ibv_send_wr *wr, const char *what)
     }
     ret = ibv_post_send(qp->qp, first, &bad);
     if (util_likely(ret == 0)) {
+        qp_binds_posted(first);
         return IBMSG_OK;
     }
     uint32_t taken = n;
@@ -340,10 +352,15 @@ int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigne
     } else {
         wr.invalidate_rkey = ex;
     }
+    return verbs_qp_submit_wr(qp, &wr, flags, "SEND");
+}
+
+int verbs_qp_submit_wr(verbs_qp_t *qp, struct ibv_send_wr *wr, unsigned flags, const char *what)
+{
     if ((flags & VERBS_SEND_DEFER) && qp->caps.send_batch > 1) {
-        return qp_hold_send(qp, &wr);
+        return qp_hold_send(qp, wr);
     }
-    return verbs_qp_post_wr(qp, &wr, "SEND");
+    return verbs_qp_post_wr(qp, wr, what);
 }
 
 uint32_t verbs_qp_held(const verbs_qp_t *qp)
@@ -423,5 +440,5 @@ int verbs_qp_post_rdma(verbs_qp_t *qp, int op, const verbs_sge_t *sge, int nsge,
                     ((flags & VERBS_SEND_INLINE) ? IBV_SEND_INLINE : 0);
     wr.wr.rdma.remote_addr = raddr;
     wr.wr.rdma.rkey = rkey;
-    return verbs_qp_post_wr(qp, &wr, op == VERBS_RDMA_READ ? "RDMA READ" : "RDMA WRITE");
+    return verbs_qp_submit_wr(qp, &wr, flags, op == VERBS_RDMA_READ ? "RDMA READ" : "RDMA WRITE");
 }

@@ -53,6 +53,10 @@ static inline uint32_t verbs_be32_swap(uint32_t v)
  * in one post list. IBMSG_ERR_NO_RESOURCE: full. */
 int verbs_qp_post_wr(verbs_qp_t *qp, struct ibv_send_wr *wr, const char *what);
 
+/* Hold wr for the next doorbell when flags has VERBS_SEND_DEFER (and the QP holds sends), else
+ * post it now behind the held ones. */
+int verbs_qp_submit_wr(verbs_qp_t *qp, struct ibv_send_wr *wr, unsigned flags, const char *what);
+
 /* Convert an errno value from libibverbs to a status, once, at this boundary. */
 int verbs_errno_status(int err);
 
