@@ -97,6 +97,9 @@ static int perf_conn_open(const perf_options_t *o, perf_conn_t *c)
     if (ret == IBMSG_OK && o->inline_size >= 0) {
         ret = perf_hint(info, "core_inline_limit", o->inline_size);
     }
+    if (ret == IBMSG_OK && o->post_list > 0) {
+        ret = perf_hint(info, "core_send_batch", o->post_list);
+    }
     if (ret == IBMSG_OK) {
         ret = ibmsg_context_create(info, &c->ctx);
         if (ret != IBMSG_OK) {

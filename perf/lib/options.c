@@ -31,6 +31,7 @@ static const struct option perf_long_options[] = {
     {"rx-depth", required_argument, NULL, 'r'},
     {"cq-mod", required_argument, NULL, 'Q'},
     {"inline_size", required_argument, NULL, 'I'},
+    {"post_list", required_argument, NULL, 'l'},
     {"CPU-freq", no_argument, NULL, 'F'},
     {"help", no_argument, NULL, 'h'},
     {"report_gbits", no_argument, NULL, OPT_REPORT_GBITS},
@@ -76,6 +77,9 @@ void perf_options_usage(perf_test_t test, const char *prog, FILE *out)
                 "  -t, --tx-depth=<n>       sends in flight (default 128; ibmsg core_sq_depth)\n"
                 "  -r, --rx-depth=<n>       receives posted by the server (default 512; ibmsg\n"
                 "                           core_credits: receive buffers per endpoint)\n"
+                "  -l, --post_list=<n>      sends posted together, 1..64 (ibmsg core_send_batch,\n"
+                "                           default 32: messages started back to back are held\n"
+                "                           and posted as one list; perftest posts one by one)\n"
                 "      --report_gbits      bandwidth in Gb/s instead of MB/s\n");
     }
     fprintf(out,
@@ -95,9 +99,10 @@ void perf_options_usage(perf_test_t test, const char *prog, FILE *out)
             "Both sides must be given the same -s/-n/-a/-D (checked at connection).\n",
             write ? "put" : "send", write ? "put" : "send",
             bw ? "bandwidth or message_rate" : "latency (t_typical)",
-            write ? "Not for writes: -r (the server posts no receives).\n"
+            write ? "Not for writes: -r (the server posts no receives), -l (puts are posted at\n"
+                    "once).\n"
             : bw  ? ""
-                  : "Not for latency (one message in flight): -t, -r, --report_gbits.\n");
+                  : "Not for latency (one message in flight): -t, -r, -l, --report_gbits.\n");
 }
 
 static int perf_parse_long(const char *flag, const char *arg, long min, long max, long *out,
@@ -131,6 +136,7 @@ static void perf_options_defaults(perf_options_t *o, perf_test_t test, const cha
     o->rx_depth = 512;
     o->cq_mod = -1;
     o->inline_size = -1;
+    o->post_list = -1;
 }
 
 static int perf_check_categories(const char *list, FILE *err)
@@ -171,7 +177,7 @@ int perf_options_parse(perf_options_t *o, perf_test_t test, int argc, char **arg
     perf_options_defaults(o, test, prog);
     opterr = 0;
     optind = 0; /* 0, not 1: glibc then also forgets a previous scan's state */
-    while ((c = getopt_long(argc, argv, ":d:i:x:p:s:n:aD:t:r:Q:I:Fh", perf_long_options, NULL)) !=
+    while ((c = getopt_long(argc, argv, ":d:i:x:p:s:n:aD:t:r:Q:I:l:Fh", perf_long_options, NULL)) !=
            -1) {
         switch (c) {
         case 'd':
@@ -253,6 +259,18 @@ int perf_options_parse(perf_options_t *o, perf_test_t test, int argc, char **arg
                 return PERF_PARSE_ERROR;
             }
             o->inline_size = (int)v;
+            break;
+        case 'l':
+            if (test != PERF_TEST_SEND_BW) {
+                fprintf(err, "%s: -l does not apply to a %s\n", prog,
+                        bw ? "write test (puts are posted at once)"
+                           : "latency test (one message in flight)");
+                return PERF_PARSE_ERROR;
+            }
+            if (perf_parse_long("-l", optarg, 1, 64, &v, err) != 0) {
+                return PERF_PARSE_ERROR;
+            }
+            o->post_list = (int)v;
             break;
         case 'F':
             o->cpu_freq_ok = true;

@@ -59,6 +59,7 @@ typedef struct perf_options {
     int rx_depth;
     int cq_mod;      /* -Q, -1: library default */
     int inline_size; /* -I, -1: library default */
+    int post_list;   /* -l, -1: library default (core_send_batch) */
     bool cpu_freq_ok;
     bool report_gbits;
     perf_output_t output;

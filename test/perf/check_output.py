@@ -42,7 +42,7 @@ def deltas(doc):
     return {d["name"]: d["delta"] for d in doc["counters"]["deltas"]}
 
 
-def run(work, name, bw, sizes=None, duration=False):
+def run(work, name, bw, sizes=None, duration=False, post_list=None):
     for side in ("client", "server"):
         base = os.path.join(work, f"{name}.{side}")
         # A tiny bandwidth may print as 0.00 MB/sec (two decimals, as perftest) under load.
@@ -85,6 +85,16 @@ def run(work, name, bw, sizes=None, duration=False):
         check(d.get(key) == payload, f"{base}: {key} {d.get(key)} != {payload}")
         rkey = "core_rndv_bytes_sent" if sending else "core_rndv_bytes_recvd"
         check(d.get(rkey, 0) == rpayload, f"{base}: {rkey} {d.get(rkey)} != {rpayload}")
+        if post_list is not None and side == "client":
+            # The client posts only its data messages (one ACK back makes no credit return):
+            # -l 1 one post each, -l k at most k per post and fewer posts than messages.
+            posts, wrs = d.get("verbs_send_doorbells", 0), d.get("verbs_send_wrs_posted", 0)
+            check(wrs == sent, f"{base}: verbs_send_wrs_posted {wrs} != {sent}")
+            if post_list == 1:
+                check(posts == sent, f"{base}: -l 1: {posts} posts for {sent} messages")
+            else:
+                check(-(-sent // post_list) <= posts < sent,
+                      f"{base}: -l {post_list}: {posts} posts for {sent} messages")
         check(d.get("core_rndv_rejected", 0) == 0, f"{base}: rendezvous messages rejected")
         check(d.get("verbs_wc_errors", 0) == 0, f"{base}: work completion errors")
         # NIC deltas are not checked against the messages: the kernel caches rxe's hw_counters
@@ -135,6 +145,8 @@ def main():
     run(work, "lat", False, sizes=[8])
     run(work, "bw_duration", True, sizes=[1024], duration=True)
     run(work, "lat_duration", False, sizes=[64], duration=True)
+    run(work, "bw_list1", True, sizes=[8], post_list=1)
+    run(work, "bw_list4", True, sizes=[8], post_list=4)
     run_write(work, "write_all", sizes=[2 << i for i in range(23)])  # 2 .. 8 MiB
     run_write(work, "write", sizes=[4096])
     run_write(work, "write_duration", sizes=[65536])

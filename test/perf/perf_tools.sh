@@ -32,6 +32,7 @@ cli)
     expect_error "invalid value 'x' for -n" "$bw" -n x
     expect_error "--output must be" "$bw" --output=fast
     expect_error "unknown category" "$bw" --counters=gpu
+    expect_error "-l does not apply to a latency test" "$lat" -l 4
     "$wr" -h | grep -q 'ibmsg_put' >/dev/null
     expect_error "-r does not apply to a write test" "$wr" -r 16
     expect_error "--output=latency does not apply" "$wr" --output=latency
@@ -73,6 +74,8 @@ run)
     pair lat "$lat" -s 8 -n 200 --counters
     pair bw_duration "$bw" -s 1024 -D 1 --counters=core,verbs
     pair lat_duration "$lat" -s 64 -D 1 --counters=core
+    pair bw_list1 "$bw" -s 8 -n 300 -l 1 --counters=core,verbs
+    pair bw_list4 "$bw" -s 8 -n 300 -l 4 --counters=core,verbs
     pair write_all "$wr" -a -n 8 --counters=core,verbs
     pair write "$wr" -s 4096 -n 500 --counters
     pair write_duration "$wr" -s 65536 -D 1 --counters=core

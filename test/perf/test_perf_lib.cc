@@ -93,6 +93,8 @@ TEST(PerfOptions, EveryDocumentedBwFlag)
                                          "16",
                                          "-I",
                                          "64",
+                                         "-l",
+                                         "8",
                                          "-F",
                                          "--report_gbits",
                                          "--output=message_rate",
@@ -112,6 +114,7 @@ TEST(PerfOptions, EveryDocumentedBwFlag)
     EXPECT_EQ(o.rx_depth, 256);
     EXPECT_EQ(o.cq_mod, 16);
     EXPECT_EQ(o.inline_size, 64);
+    EXPECT_EQ(o.post_list, 8);
     EXPECT_TRUE(o.cpu_freq_ok);
     EXPECT_TRUE(o.report_gbits);
     EXPECT_EQ(o.output, PERF_OUTPUT_MESSAGE_RATE);
@@ -196,6 +199,10 @@ TEST(PerfOptions, BadFlagsAreRefusedWithAMessage)
         {PERF_TEST_SEND_BW, {"-r", "0"}, "for -r"},
         {PERF_TEST_SEND_BW, {"-Q", "0"}, "invalid value '0' for -Q"},
         {PERF_TEST_SEND_LAT, {"-I", "2000"}, "invalid value '2000' for -I"},
+        {PERF_TEST_SEND_BW, {"-l", "0"}, "invalid value '0' for -l"},
+        {PERF_TEST_SEND_BW, {"--post_list=65"}, "invalid value '65' for -l"},
+        {PERF_TEST_SEND_LAT, {"-l", "4"}, "-l does not apply to a latency test"},
+        {PERF_TEST_WRITE_BW, {"-l", "4"}, "-l does not apply to a write test"},
         {PERF_TEST_SEND_LAT, {"--output"}, "needs a value"},
     };
     for (const Bad &c : cases) {
