@@ -245,11 +245,6 @@ int verbs_qp_to_error(verbs_qp_t *qp)
     return IBMSG_OK;
 }
 
-/*
- * Post the held sends and then wr (NULL: none) as one post list. The held ones are gone from the
- * QP either way; on failure the device reports the first work request it did not take (bad),
- * and the held ones from there on count as dropped. A provider that names none took none.
- */
 /* The windows bound by a posted list take their new keys: a type 2 bind names the window by the
  * key it replaces (mw->rkey), read when the provider takes the work request. */
 static void qp_binds_posted(const struct ibv_send_wr *wr)
@@ -261,6 +256,11 @@ static void qp_binds_posted(const struct ibv_send_wr *wr)
     }
 }
 
+/*
+ * Post the held sends and then wr (NULL: none) as one post list. The held ones are gone from the
+ * QP either way; on failure the device reports the first work request it did not take (bad),
+ * and the held ones from there on count as dropped. A provider that names none took none.
+ */
 int verbs_qp_post_wr(verbs_qp_t *qp, struct ibv_send_wr *wr, const char *what)
 {
     struct ibv_send_wr *first = wr, *bad = NULL;
