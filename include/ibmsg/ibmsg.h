@@ -106,9 +106,10 @@ IBMSG_API int ibmsg_context_destroy(ibmsg_context_t ctx);
 IBMSG_API int ibmsg_context_query(ibmsg_context_t ctx, ibmsg_context_attr_t *attr);
 
 /**
- * Make progress: poll completions, match arrivals, repost receive buffers, post queued sends and
- * return credits. Every blocking call and test / wait calls it; a program that only posts
- * non-blocking operations must call it (or test) to see them complete.
+ * Make progress: post the messages held for one post (see ibmsg_tag_isend), poll completions,
+ * match arrivals, repost receive buffers, post queued sends and return credits. Every blocking
+ * call and test / wait calls it; a program that only posts non-blocking operations must call it
+ * (or test) to see them complete.
  * @param events out (may be NULL): completions handled by this call
  * @return IBMSG_OK, or IBMSG_ERR_IO when the completion queue failed.
  * Thread safety: the context's thread only.
