@@ -60,6 +60,7 @@ static int world_fence(ibmsg_world_t w, int collect)
     uint64_t t0 = core_world_now_ns();
     int status = IBMSG_OK;
 
+    core_flush_held(w->ctx); /* messages started before a barrier leave before it */
     if (w->how == IBMSG_WORLD_PMIX && !collect && w->wu != NULL) {
         status = core_pmix_fence_progress(WORLD_FENCE_S, world_progress, w->ctx);
     } else if (w->how == IBMSG_WORLD_PMIX) {

@@ -191,10 +191,10 @@ IBMSG_API int ibmsg_ep_status(ibmsg_ep_t ep);
  * Messages started back to back leave together in one post to the device (one doorbell, a
  * system call on Soft-RoCE): up to core_send_batch (control variable, default 32) are held and
  * go when that many are held, at the next call on the context that makes progress or reports a
- * completion (ibmsg_request_test / wait, ibmsg_context_progress, the blocking calls), or ahead
- * of any other work on the endpoint. A program that starts sends and then waits for something
- * outside ibmsg (a socket, another library's barrier) calls one of those first, or sets
- * core_send_batch to 1 (every message posted at once).
+ * completion (ibmsg_request_test / wait, ibmsg_context_progress, the blocking calls, a world
+ * barrier), or ahead of any other work on the endpoint. A program that starts sends and then
+ * waits for something outside ibmsg (a socket, another library's barrier) calls one of those
+ * first, or sets core_send_batch to 1 (every message posted at once).
  * @param req out: the request; free it by completing it with test / wait
  * @return IBMSG_OK; IBMSG_ERR_INVALID for NULL arguments, buf NULL with len > 0, or an endpoint
  *         that is not connected; IBMSG_ERR_PEER_FAILED when the connection has failed;

@@ -2,6 +2,8 @@
 // fallback and the two-process TCP bootstrap (IBMSG_WORLD_PEER / IBMSG_WORLD_RANK).
 #include <gtest/gtest.h>
 
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,7 +70,10 @@ TEST(WorldRdma, SingleProcess)
     EXPECT_EQ(ibmsg_world_finalize(w), IBMSG_ERR_INVALID);
 }
 
-// Rank 1 (child) echoes 100 messages back; both check bytes, tags and ranks.
+// Rank 1 (child) echoes 100 messages back; both check bytes, tags and ranks. Then rank 0 starts
+// one more send (held for a batched post), enters the barrier and waits on a pipe, outside
+// ibmsg, for rank 1 to report it received that message after the barrier: the barrier must
+// have posted it.
 TEST(WorldRdma, TwoProcessesOverTcp)
 {
     if (!have_device()) {
@@ -83,10 +88,13 @@ TEST(WorldRdma, TwoProcessesOverTcp)
     ibmsg_oob_close(l);
     std::string peer = "127.0.0.1:" + std::to_string(port);
     setenv("IBMSG_WORLD_PEER", peer.c_str(), 1);
+    int got[2];
+    ASSERT_EQ(pipe(got), 0);
     fflush(nullptr);
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     const int n = 100;
+    const uint64_t last_tag = 7777;
     if (pid == 0) {
         setenv("IBMSG_WORLD_RANK", "1", 1);
         ibmsg_world_t w;
@@ -109,7 +117,14 @@ TEST(WorldRdma, TwoProcessesOverTcp)
                 _exit(11);
             }
         }
-        _exit(ibmsg_world_barrier(w) == IBMSG_OK && ibmsg_world_finalize(w) == IBMSG_OK ? 0 : 12);
+        char last[8] = {0};
+        if (ibmsg_world_barrier(w) != IBMSG_OK ||
+            ibmsg_tag_recv(ctx, ep, last, sizeof(last), last_tag, IBMSG_TAG_MASK_EXACT, nullptr) !=
+                IBMSG_OK ||
+            memcmp(last, "last", 5) != 0 || write(got[1], "y", 1) != 1) {
+            _exit(12);
+        }
+        _exit(ibmsg_world_finalize(w) == IBMSG_OK ? 0 : 13);
     }
     setenv("IBMSG_WORLD_RANK", "0", 1);
     ibmsg_world_t w;
@@ -137,7 +152,19 @@ TEST(WorldRdma, TwoProcessesOverTcp)
         ASSERT_EQ(st.length, len);
         ASSERT_EQ(memcmp(in, out, len), 0);
     }
+    ibmsg_request_t req;
+    ASSERT_EQ(ibmsg_tag_isend(ep, "last", 5, last_tag, &req), IBMSG_OK);
     EXPECT_EQ(ibmsg_world_barrier(w), IBMSG_OK);
+    struct pollfd pfd = {got[0], POLLIN, 0};
+    char y = 0;
+    if (poll(&pfd, 1, 20000) != 1) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+        FAIL() << "rank 1 did not receive the message sent before the barrier (still held?)";
+    }
+    EXPECT_EQ(read(got[0], &y, 1), 1);
+    EXPECT_EQ(y, 'y');
+    EXPECT_EQ(ibmsg_request_wait(&req, nullptr), IBMSG_OK);
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
     EXPECT_TRUE(WIFEXITED(status));
