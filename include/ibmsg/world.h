@@ -109,8 +109,10 @@ IBMSG_API int ibmsg_world_ep_rank(ibmsg_world_t world, ibmsg_ep_t ep, uint32_t *
 
 /**
  * Wait until every process of the world has entered the barrier (PMIx_Fence; over TCP a token
- * each way). Under PMIx it makes ibmsg progress while it waits (a peer may need this process to
- * answer its connect request before it can reach the barrier); over TCP it does not.
+ * each way). Messages this process started and ibmsg still holds for a batched post
+ * (core_send_batch) are posted first. Under PMIx it makes ibmsg progress while it waits (a peer
+ * may need this process to answer its connect request before it can reach the barrier); over TCP
+ * it does not.
  * @return IBMSG_OK; IBMSG_ERR_TIMEOUT / IBMSG_ERR_IO / IBMSG_ERR_PEER_FAILED when the launcher
  *         or the peer failed; IBMSG_ERR_INVALID for NULL.
  * Thread safety: the world's thread.
