@@ -201,8 +201,17 @@ static inline int core_ep_post_msg(struct ibmsg_ep_s *ep, uint8_t type, uint64_t
 }
 /** Post ep's held messages in one post list; a failed post fails the endpoint (returned). */
 int core_ep_flush(struct ibmsg_ep_s *ep);
-/** A work request of ep was just held: post the batch when full, else mark ep for progress. */
-int core_ep_held_one(struct ibmsg_ep_s *ep);
+/** VERBS_SEND_DEFER when ep holds work requests for one post (core_send_batch > 1), else 0. */
+static inline unsigned core_ep_defer(const struct ibmsg_ep_s *ep)
+{
+    return ep->send_batch > 1 ? (unsigned)VERBS_SEND_DEFER : 0u;
+}
+/**
+ * A work request of ep was just handed to verbs with flags: posted at once (one post counted),
+ * or held (the batch is posted when full, else ep is marked for progress). A failed post of a
+ * full batch fails the endpoint (returned).
+ */
+int core_ep_handed(struct ibmsg_ep_s *ep, unsigned flags);
 /**
  * Post the held messages of every endpoint of ctx. Every call that makes progress or reports a
  * completion does this first: a send reported complete has reached the device.

@@ -372,9 +372,7 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
         ep->signals_outstanding++;
         slot->signaled = 1;
     }
-    if (ep->send_batch > 1) {
-        flags |= VERBS_SEND_DEFER; /* held: one post for many messages (core_ep_flush) */
-    }
+    flags |= core_ep_defer(ep); /* held: one post for many messages (core_ep_flush) */
     status = verbs_qp_post_send(ep->qp, sge, nsge, flags, ex, (uintptr_t)slot);
     core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
     if (util_unlikely(status != IBMSG_OK)) {
@@ -398,15 +396,15 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
     } else if (type == CORE_WIRE_CREDIT) {
         core_cnt_inc(ep->cnt, CNT_CORE_CREDIT_MSGS_SENT);
     }
+    return core_ep_handed(ep, flags);
+}
+
+int core_ep_handed(ibmsg_ep_t ep, unsigned flags)
+{
     if (!(flags & VERBS_SEND_DEFER)) {
         core_cnt_inc(ep->cnt, CNT_VERBS_SEND_DOORBELLS);
         return IBMSG_OK;
     }
-    return core_ep_held_one(ep);
-}
-
-int core_ep_held_one(ibmsg_ep_t ep)
-{
     if (verbs_qp_held(ep->qp) >= ep->send_batch) {
         return core_ep_flush(ep);
     }

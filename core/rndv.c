@@ -118,6 +118,7 @@ static int window_bind(ibmsg_ep_t ep, struct ibmsg_request_s *req)
 {
     core_window_t *w;
     int status = window_get(ep, &w);
+    unsigned flags = core_ep_defer(ep);
     core_sslot_t *slot;
 
     if (status != IBMSG_OK) {
@@ -125,8 +126,8 @@ static int window_bind(ibmsg_ep_t ep, struct ibmsg_request_s *req)
     }
     slot = core_sslot_take(ep);
     /* Held when messages are: it leaves in one post with the RTS behind it. */
-    status = verbs_qp_post_bind(ep->qp, w->mw, req->rndv.reg, (uintptr_t)req->buf, req->len,
-                                ep->send_batch > 1 ? VERBS_SEND_DEFER : 0, (uintptr_t)slot);
+    status = verbs_qp_post_bind(ep->qp, w->mw, req->rndv.reg, (uintptr_t)req->buf, req->len, flags,
+                                (uintptr_t)slot);
     if (status != IBMSG_OK) {
         window_put(ep, w, 1); /* never bound */
         if (status != IBMSG_ERR_NO_RESOURCE) {
@@ -137,12 +138,8 @@ static int window_bind(ibmsg_ep_t ep, struct ibmsg_request_s *req)
     ep->sq_head++;
     req->rndv.win = w;
     core_cnt_inc(ep->cnt, CNT_CORE_RNDV_WINDOWS_BOUND);
-    if (ep->send_batch <= 1) {
-        core_cnt_posted_now(ep);
-        return IBMSG_OK;
-    }
     core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
-    return core_ep_held_one(ep);
+    return core_ep_handed(ep, flags);
 }
 
 void core_rndv_send_drop(ibmsg_ep_t ep, struct ibmsg_request_s *req)
@@ -451,10 +448,9 @@ static void pull_service(ibmsg_ep_t ep)
             slot->signaled = 1;
             /* Every READ is signalled: its completion frees a read slot and may end the pull.
                Held when messages are: the READs of one progress call go in one post. */
-            status = verbs_qp_post_rdma(
-                ep->qp, VERBS_RDMA_READ, &sge, 1, r->raddr + r->posted, r->rkey,
-                VERBS_SEND_SIGNALED | (ep->send_batch > 1 ? VERBS_SEND_DEFER : 0u),
-                (uintptr_t)slot);
+            status =
+                verbs_qp_post_rdma(ep->qp, VERBS_RDMA_READ, &sge, 1, r->raddr + r->posted, r->rkey,
+                                   VERBS_SEND_SIGNALED | core_ep_defer(ep), (uintptr_t)slot);
             if (status != IBMSG_OK) {
                 slot->rndv = NULL;
                 core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
@@ -468,12 +464,8 @@ static void pull_service(ibmsg_ep_t ep)
             core_level_add(ep->ctx->cnt, CNT_CORE_RNDV_READS_OUTSTANDING, 1);
             r->posted += n;
             core_cnt_inc(ep->cnt, CNT_CORE_RNDV_READS_POSTED);
-            if (ep->send_batch <= 1) {
-                core_cnt_posted_now(ep);
-                continue;
-            }
             core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
-            if (core_ep_held_one(ep) != IBMSG_OK) {
+            if (core_ep_handed(ep, core_ep_defer(ep)) != IBMSG_OK) {
                 return; /* the endpoint failed */
             }
         }

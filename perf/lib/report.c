@@ -33,10 +33,12 @@ void perf_report_header(const perf_result_t *r, FILE *out)
     if (bw) {
         fprintf(out, " TX depth        : %d\t\tRX depth        : %d\n", o->tx_depth, o->rx_depth);
     }
-    if (o->test == PERF_TEST_SEND_BW && o->post_list > 0) {
-        fprintf(out, " Post List       : %d\n", o->post_list);
-    } else if (o->test == PERF_TEST_SEND_BW) {
-        fprintf(out, " Post List       : library default (core_send_batch)\n");
+    if (o->test == PERF_TEST_SEND_BW) {
+        if (o->post_list > 0) {
+            fprintf(out, " Post List       : %d\n", o->post_list);
+        } else {
+            fprintf(out, " Post List       : library default (core_send_batch)\n");
+        }
     }
     if (o->cq_mod > 0 || bw) {
         fprintf(out, " Credits         : %u\t\tCQ Moderation   : %d\n", r->attr.credits,
