@@ -114,6 +114,11 @@ struct ibmsg_ep_s {
     uint32_t rq_depth;
     uint32_t rq_posted;
     uint32_t nrepost;
+    /* While messages arrive, reposts wait until this many are due (rq_depth / 4, 1..64): the
+     * peer then still has rq_depth - (rq_depth / 4 - 1) - (credit threshold rq_depth / 2 - 1)
+     * >= 2 credits (core/credit.h), so it never stalls on them; an idle progress call posts
+     * the rest. */
+    uint32_t repost_batch;
     core_rdesc_t **repost;
 
     core_mq_list_t pending; /* sends waiting for credits or send-queue room, in order */

@@ -101,6 +101,7 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
     ep->sq_depth = sq_depth;
     ep->sq_mask = sq_depth - 1;
     ep->rq_depth = rq_depth;
+    ep->repost_batch = UTIL_MAX(1u, UTIL_MIN(rq_depth / 4, (uint32_t)VERBS_RECV_BATCH_MAX));
     ep->signal_interval = UTIL_MAX(1u, UTIL_MIN((uint32_t)ctx->cfg.signal_interval, sq_depth / 2));
     core_mq_list_init(&ep->pending);
     ep->sring = calloc(sq_depth, sizeof(*ep->sring));

@@ -470,7 +470,7 @@ int core_progress(ibmsg_context_t ctx, int *events)
 {
     verbs_wc_t wcs[VERBS_CQ_POLL_MAX];
     int batch = (int)ctx->cfg.poll_batch, n, m;
-    ibmsg_ep_t ep;
+    ibmsg_ep_t ep, later = NULL;
     cnt_tick_t start = core_timer_start(CNT_CORE_PROGRESS_TIME); /* 0 unless a handle runs */
 
     if (ctx->wireup != NULL) {
@@ -498,18 +498,33 @@ int core_progress(ibmsg_context_t ctx, int *events)
     core_cnt_add(ctx->cnt, CNT_VERBS_CQ_POLLS_EMPTY, (uint64_t)(n == 0) + (m == 0));
     core_cnt_add(ctx->cnt, CNT_VERBS_COMPLETIONS, (uint64_t)(n + m));
 
-    /* Repost in post lists, then send what the new credits and send-queue room allow. */
+    /*
+     * Repost in post lists, then send what the new credits and send-queue room allow. A call
+     * that delivered messages reposts only a full batch (ep->repost_batch): the rest waits for
+     * a call in which nothing arrived, which is spent waiting anyway, so the receive that just
+     * completed returns to the caller without the post on its path. The peer never waits on
+     * the buffers held back (see repost_batch).
+     */
     while ((ep = ctx->dirty) != NULL) {
         ctx->dirty = ep->dirty_next;
         ep->dirty = 0;
-        if (ep->nrepost > 0 && ep->state == CORE_EP_CONNECTED && core_ep_repost(ep) != IBMSG_OK) {
-            core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
+        if (ep->nrepost > 0 && ep->state == CORE_EP_CONNECTED) {
+            if (n == 0 || ep->nrepost >= ep->repost_batch) {
+                if (core_ep_repost(ep) != IBMSG_OK) {
+                    core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
+                }
+            } else if (!ep->dirty) {
+                ep->dirty = 1; /* visited again by the next call */
+                ep->dirty_next = later;
+                later = ep;
+            }
         }
         if (ep->state == CORE_EP_CONNECTED) {
             core_ep_service(ep);
             core_ep_flush(ep);
         }
     }
+    ctx->dirty = later;
     core_keepalive_poll(ctx, n + m == 0);
     if (events != NULL) {
         *events = n + m;

@@ -122,8 +122,18 @@ int ibmsg_tag_irecv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, size_t len, u
 int ibmsg_tag_send(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag)
 {
     ibmsg_request_t req;
-    int status = ibmsg_tag_isend(ep, buf, len, tag, &req);
+    uint32_t batch;
+    int status;
 
+    if (util_unlikely(ep == NULL)) {
+        return IBMSG_ERR_INVALID;
+    }
+    /* Waited for at once, so nothing could join it in a batch: posted directly (behind any
+       held messages) instead of being held and posted by the wait. */
+    batch = ep->send_batch;
+    ep->send_batch = 1;
+    status = ibmsg_tag_isend(ep, buf, len, tag, &req);
+    ep->send_batch = batch;
     if (status != IBMSG_OK) {
         return status;
     }

@@ -107,9 +107,10 @@ IBMSG_API int ibmsg_context_query(ibmsg_context_t ctx, ibmsg_context_attr_t *att
 
 /**
  * Make progress: post the messages held for one post (see ibmsg_tag_isend), poll completions,
- * match arrivals, repost receive buffers, post queued sends and return credits. Every blocking
- * call and test / wait calls it; a program that only posts non-blocking operations must call it
- * (or test) to see them complete.
+ * match arrivals, repost receive buffers (while messages arrive, a quarter of core_credits at a
+ * time; a call in which none arrives posts the rest), post queued sends and return credits.
+ * Every blocking call and test / wait calls it; a program that only posts non-blocking
+ * operations must call it (or test) to see them complete.
  * @param events out (may be NULL): completions handled by this call
  * @return IBMSG_OK, or IBMSG_ERR_IO when the completion queue failed.
  * Thread safety: the context's thread only.

@@ -148,6 +148,53 @@ TEST_F(MsgTest, StreamingBeyondCreditsNeverRnr)
     EXPECT_EQ(cnt(CNT_CORE_CREDIT_MSGS_SENT), cnt(CNT_CORE_CREDIT_MSGS_RECVD));
 }
 
+TEST_F(MsgTest, RepostsWaitForAnIdleCallOrAFullBatch)
+{
+    // 64 credits (the default): reposts go in batches of 16 while messages arrive.
+    ASSERT_EQ(b->rq_depth, 64u);
+    ASSERT_EQ(b->repost_batch, 16u);
+    const uint64_t posted0 = cnt_read(b->cnt, CNT_VERBS_RECV_WRS_POSTED, CNT_READ_VALUE);
+    // The call that delivers a message leaves its buffer for later: the receive returns first.
+    transfer(a, b, 8, 7);
+    ASSERT_FALSE(HasFatalFailure());
+    EXPECT_EQ(b->rq_posted, 63u);
+    EXPECT_EQ(b->nrepost, 1u);
+    EXPECT_TRUE(b->dirty) << "kept for the next progress call";
+    // A call in which nothing arrives posts it.
+    int events = -1;
+    ASSERT_EQ(ibmsg_context_progress(ctx, &events), IBMSG_OK);
+    EXPECT_EQ(b->nrepost, 0u);
+    EXPECT_EQ(b->rq_posted, 64u);
+    EXPECT_EQ(cnt_read(b->cnt, CNT_VERBS_RECV_WRS_POSTED, CNT_READ_VALUE), posted0 + 1);
+    // A stream: never more than a batch less one waits, whatever arrives in one call, and b,
+    // only receiving, returns its credits (500 messages need 8 rounds of 64).
+    const int n = 500;
+    std::vector<std::vector<uint8_t>> in(n, std::vector<uint8_t>(8)), out(n);
+    std::vector<ibmsg_request_t> rreq(n), sreq(n);
+    for (int i = 0; i < n; i++) {
+        ASSERT_EQ(ibmsg_tag_irecv(ctx, b, in[i].data(), 8, 9, IBMSG_TAG_MASK_EXACT, &rreq[i]),
+                  IBMSG_OK);
+    }
+    for (int i = 0; i < n; i++) {
+        out[i] = payload(i, 8); // sends beyond the credits queue with the caller's buffer
+        ASSERT_EQ(ibmsg_tag_isend(a, out[i].data(), 8, 9, &sreq[i]), IBMSG_OK);
+    }
+    for (int i = 0; i < n; i++) {
+        ASSERT_EQ(ibmsg_request_wait(&sreq[i], nullptr), IBMSG_OK);
+        ASSERT_EQ(ibmsg_request_wait(&rreq[i], nullptr), IBMSG_OK);
+        ASSERT_EQ(in[i], out[i]) << "message " << i;
+        ASSERT_LT(b->nrepost, b->repost_batch);
+    }
+    ASSERT_EQ(ibmsg_context_progress(ctx, &events), IBMSG_OK);
+    while (events != 0) { // whatever was still arriving (credit returns to a)
+        ASSERT_EQ(ibmsg_context_progress(ctx, &events), IBMSG_OK);
+    }
+    EXPECT_EQ(b->rq_posted, 64u);
+    EXPECT_EQ(b->nrepost, 0u);
+    EXPECT_EQ(cnt_read(b->cnt, CNT_VERBS_RECV_WRS_POSTED, CNT_READ_VALUE), posted0 + 1 + n);
+    EXPECT_GT(cnt(CNT_CORE_CREDIT_MSGS_SENT), 0u);
+}
+
 TEST_F(MsgTest, UnexpectedThenWildcardInArrivalOrder)
 {
     const int n = 10;
