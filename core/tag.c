@@ -121,21 +121,32 @@ int ibmsg_tag_irecv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, size_t len, u
 
 int ibmsg_tag_send(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag)
 {
-    ibmsg_request_t req;
+    ibmsg_request_t req = IBMSG_REQUEST_NULL;
     uint32_t batch;
-    int status;
+    int status = IBMSG_ERR_NO_RESOURCE;
 
-    if (util_unlikely(ep == NULL)) {
+    if (util_unlikely(ep == NULL || (buf == NULL && len > 0))) {
         return IBMSG_ERR_INVALID;
     }
     /* Waited for at once, so nothing could join it in a batch: posted directly (behind any
-       held messages) instead of being held and posted by the wait. */
+       held messages) instead of being held for the wait to post. */
     batch = ep->send_batch;
     ep->send_batch = 1;
-    status = ibmsg_tag_isend(ep, buf, len, tag, &req);
+    if (util_likely(ep->state == CORE_EP_CONNECTED && len <= ep->peer_limit &&
+                    core_mq_list_empty(&ep->pending) && core_ep_can_send(ep))) {
+        /* Eager and sendable now: complete once posted, so no request is needed. */
+        status = core_ep_post_msg(ep, CORE_WIRE_EAGER, tag, buf, (uint32_t)len);
+    }
+    if (status == IBMSG_ERR_NO_RESOURCE) { /* rendezvous, or it has to queue */
+        status = ibmsg_tag_isend(ep, buf, len, tag, &req);
+    }
     ep->send_batch = batch;
     if (status != IBMSG_OK) {
         return status;
+    }
+    if (req == IBMSG_REQUEST_NULL) {
+        core_flush_held(ep->ctx); /* what the wait on a completed send does */
+        return IBMSG_OK;
     }
     return ibmsg_request_wait(&req, NULL);
 }

@@ -547,12 +547,14 @@ static int perf_lat_run(const perf_options_t *o, perf_conn_t *c, perf_counters_t
                 res->msgs_recvd++; /* END */
                 break;
             }
+            /* The echo first, then the receive for the next ping: the client cannot send it
+               before it has the echo, so the receive is posted in time, off the round trip. */
+            if (ret == IBMSG_OK) {
+                ret = ibmsg_tag_send(c->ep, sbuf, size, PERF_TAG_DATA);
+            }
             if (ret == IBMSG_OK && i + 1 < limit) {
                 ret = ibmsg_tag_irecv(c->ctx, c->ep, rbuf, size, PERF_TAG_DATA,
                                       IBMSG_TAG_MASK_EXACT, &rreq);
-            }
-            if (ret == IBMSG_OK) {
-                ret = ibmsg_tag_send(c->ep, sbuf, size, PERF_TAG_DATA);
             }
         }
         if (ret != IBMSG_OK) {

@@ -470,6 +470,38 @@ TEST_F(SendBatchTest, BatchOnePostsEveryMessageAtOnce)
     finish(40, 300, &sreq, &rreq, &in);
 }
 
+TEST_F(SendBatchTest, BlockingSendLeavesAtOnceBehindTheHeldOnes)
+{
+    open(16);
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    std::vector<ibmsg_request_t> sreq, rreq;
+    std::vector<std::vector<uint8_t>> in;
+    start(3, 8, &sreq, &rreq, &in); // tags 1..3, held
+    ASSERT_FALSE(HasFatalFailure());
+    ASSERT_EQ(verbs_qp_held(a->qp), 3u);
+    std::vector<uint8_t> last_in(300, 0xee);
+    ibmsg_request_t last_req;
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, b, last_in.data(), 300, 4, IBMSG_TAG_MASK_EXACT, &last_req),
+              IBMSG_OK);
+    // A bounce-buffer send: one post with the three held before it, none held after.
+    ASSERT_EQ(ibmsg_tag_send(a, payload(4, 300).data(), 300, 4), IBMSG_OK);
+    EXPECT_EQ(verbs_qp_held(a->qp), 0u);
+    EXPECT_EQ(ep_cnt(a, CNT_VERBS_SEND_DOORBELLS), 1u);
+    EXPECT_EQ(ep_cnt(a, CNT_VERBS_SEND_WRS_POSTED), 4u);
+    EXPECT_EQ(a->send_batch, 16u) << "the setting is back for the next isend";
+    ibmsg_tag_status_t st{};
+    ASSERT_EQ(ibmsg_request_wait(&last_req, &st), IBMSG_OK);
+    EXPECT_EQ(st.length, 300u);
+    EXPECT_EQ(last_in, payload(4, 300));
+    finish(3, 8, &sreq, &rreq, &in);
+    // Errors as for isend, nothing posted.
+    EXPECT_EQ(ibmsg_tag_send(nullptr, last_in.data(), 1, 1), IBMSG_ERR_INVALID);
+    EXPECT_EQ(ibmsg_tag_send(a, nullptr, 1, 1), IBMSG_ERR_INVALID);
+    EXPECT_EQ(ep_cnt(a, CNT_VERBS_SEND_WRS_POSTED), 4u);
+}
+
 TEST_F(SendBatchTest, HeldMessagesOfAFailedEndpointGiveTheirResourcesBack)
 {
     open(16);
