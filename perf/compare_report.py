@@ -218,7 +218,7 @@ def compare_tables(samples, sizes, env, reps):
     return out, bw, lat
 
 
-def cost_table(samples, env, reps):
+def cost_table(samples, env, reps, out_dir):
     rates = {t: [s["msg_rate_Mps"] * 1e6 for s in samples if s["tool"] == t and s["valid"]]
              for t in ("ibmsg", "ibmsg_off")}
     out = ["Cost of counting: ibmsg_send_bw -s 8, %d alternating pairs, one boot" % reps]
@@ -240,6 +240,56 @@ def cost_table(samples, env, reps):
                        % (max(spread) * 100))
         else:
             out.append("  target: within 1%%: %s" % ("met" if abs(r - 1) <= 0.01 else "NOT met"))
+    out += instructions_table(out_dir, rates["ibmsg"])
+    return out
+
+
+def instructions_table(out_dir, rates_on):
+    """The deterministic side: instructions per message (instructions.tsv) and the cost of one
+    counter update in the guest (bench_counters.txt)."""
+    path = os.path.join(out_dir, "instructions.tsv")
+    if not os.path.exists(path):
+        return []
+    ir = {}
+    with open(path) as f:
+        for line in f:
+            tool, side, n, count, status = line.split()
+            if status == "0" and int(count) > 0:
+                ir[(tool, side, int(n))] = int(count)
+    out = ["User-space instructions per message (callgrind on one side, difference of runs of "
+           "2000 and 6000 messages):"]
+    per = {}
+    for side in ("sender", "receiver"):
+        for tool in ("ibmsg", "ibmsg_off"):
+            a, b = ir.get((tool, side, 2000)), ir.get((tool, side, 6000))
+            per[(tool, side)] = (b - a) / 4000.0 if a and b else None
+        on, off = per[("ibmsg", side)], per[("ibmsg_off", side)]
+        if on is None or off is None:
+            out.append("  %-8s n/a (a run failed: see raw/ir_*)" % side)
+            continue
+        out.append("  %-8s counting on %.0f, off %.0f: %+.0f instructions per message"
+                   % (side, on, off, on - off))
+    loop = {}
+    for line in read(os.path.join(out_dir, "bench_counters.txt")).splitlines():
+        f = line.split()
+        if len(f) == 5 and f[0] in ("none", "shard"):
+            loop[f[0]] = float(f[1])  # ns per iteration of the update loop, one thread
+    if len(loop) == 2:
+        out.append("  bench_counters in this guest: %.3f ns per loop iteration with a shard "
+                   "update, %.3f without (%+.3f ns per update)"
+                   % (loop["shard"], loop["none"], loop["shard"] - loop["none"]))
+    deltas = [per[("ibmsg", s)] - per[("ibmsg_off", s)] for s in ("sender", "receiver")
+              if per[("ibmsg", s)] is not None and per[("ibmsg_off", s)] is not None]
+    if deltas and rates_on and "none" in loop:
+        ns = 1e9 / statistics.median(rates_on)
+        worst = max(deltas)
+        # A loop iteration of several instructions takes loop["none"] ns here: 1 ns per added
+        # instruction is generous (it does not bound cache misses, which shard updates to a
+        # line only this thread writes do not have in a steady stream).
+        out.append("  estimate, at 1 ns per added instruction (more than a whole iteration "
+                   "of that loop, %.2f ns): %.0f instructions are %.0f ns = %.2f%% of the "
+                   "%.0f ns per message at the measured median rate"
+                   % (loop["none"], worst, worst, worst / ns * 100, ns))
     return out
 
 
@@ -294,7 +344,7 @@ def main():
                                                                          "kernel", "cpus")))]
     reps = max([int(s["rep"]) for s in samples] or [0])
     if "--counters-cost" in sys.argv:
-        lines = cost_table(samples, env_lines, reps)
+        lines = cost_table(samples, env_lines, reps, out)
     else:
         sizes = sorted({s["size"] for s in samples})
         lines, bw, lat = compare_tables(samples, sizes, env_lines, reps)
