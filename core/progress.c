@@ -513,7 +513,7 @@ int core_progress(ibmsg_context_t ctx, int *events)
                 if (core_ep_repost(ep) != IBMSG_OK) {
                     core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
                 }
-            } else if (!ep->dirty) {
+            } else {
                 ep->dirty = 1; /* visited again by the next call */
                 ep->dirty_next = later;
                 later = ep;
