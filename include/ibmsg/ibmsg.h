@@ -219,7 +219,10 @@ IBMSG_API int ibmsg_tag_irecv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, siz
                               uint64_t tag, uint64_t mask, ibmsg_request_t *req);
 
 /**
- * Blocking send: ibmsg_tag_isend then ibmsg_request_wait.
+ * Blocking send: ibmsg_tag_isend then ibmsg_request_wait, except that the message is never
+ * held for a batch (nothing could join it): it is posted at once, behind any messages the
+ * endpoint holds, and then the context's held messages are posted as the wait would post them.
+ * An eager message that can go at once needs no request at all.
  * @return as ibmsg_tag_isend, or the request's error.
  * Thread safety: the context's thread only.
  */
