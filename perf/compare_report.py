@@ -234,6 +234,15 @@ def cost_table(samples, env, reps, out_dir):
         spread = [abs(a / statistics.median(v) - 1) for v in rates.values() for a in v]
         out.append("  ratio on/off of the medians: %.4f (%+.2f%%); run-to-run spread up to %.1f%%"
                    % (r, (r - 1) * 100, max(spread) * 100))
+        # The two runs of one repetition ran back to back: their ratio is free of slow drifts.
+        by_rep = {}
+        for x in samples:
+            if x["tool"] in ("ibmsg", "ibmsg_off") and x["valid"]:
+                by_rep.setdefault(x["rep"], {})[x["tool"]] = x["msg_rate_Mps"]
+        paired = sorted(v["ibmsg"] / v["ibmsg_off"] for v in by_rep.values() if len(v) == 2)
+        if paired:
+            out.append("  median of the %d per-repetition ratios on/off: %.4f (from %.3f to %.3f)"
+                       % (len(paired), statistics.median(paired), paired[0], paired[-1]))
         if max(spread) > 0.01:
             out.append("  target: within 1%%: not decidable in this boot: runs of one build "
                        "differ by up to %.1f%% (noise of the emulated guest on its host)"
