@@ -243,7 +243,11 @@ def cost_table(samples, env, reps, out_dir):
         if paired:
             out.append("  median of the %d per-repetition ratios on/off: %.4f (from %.3f to %.3f)"
                        % (len(paired), statistics.median(paired), paired[0], paired[-1]))
-        if max(spread) > 0.01:
+        runs = min(len(v) for v in rates.values())
+        if runs < 3:
+            out.append("  target: within 1%%: not decidable: %d run(s) of a build (the noise "
+                       "shows from 3)" % runs)
+        elif max(spread) > 0.01:
             out.append("  target: within 1%%: not decidable in this boot: runs of one build "
                        "differ by up to %.1f%% (noise of the emulated guest on its host)"
                        % (max(spread) * 100))
