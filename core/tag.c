@@ -4,6 +4,13 @@
 #include "core/core.h"
 #include "util/log.h"
 
+/* Whether a send may be posted on ep now: earlier queued sends go first (messages leave in the
+   order they were started), and credits and send-queue room allow it. */
+static inline int tag_send_now(const struct ibmsg_ep_s *ep)
+{
+    return core_mq_list_empty(&ep->pending) && core_ep_can_send(ep);
+}
+
 int ibmsg_tag_isend(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag,
                     ibmsg_request_t *req_p)
 {
@@ -27,8 +34,7 @@ int ibmsg_tag_isend(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag,
     req->status.source = ep;
     req->status.tag = tag;
     req->status.length = len;
-    /* Earlier queued sends go first: messages leave in the order they were started. */
-    if (util_likely(core_mq_list_empty(&ep->pending) && core_ep_can_send(ep))) {
+    if (util_likely(tag_send_now(ep))) {
         if (util_unlikely(len > ep->peer_limit)) {
             /* Rendezvous: the request completes when the receiver's FIN arrives. */
             req->state = CORE_REQ_POSTED;
@@ -132,8 +138,7 @@ int ibmsg_tag_send(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag)
        held messages) instead of being held for the wait to post. */
     batch = ep->send_batch;
     ep->send_batch = 1;
-    if (util_likely(ep->state == CORE_EP_CONNECTED && len <= ep->peer_limit &&
-                    core_mq_list_empty(&ep->pending) && core_ep_can_send(ep))) {
+    if (util_likely(ep->state == CORE_EP_CONNECTED && len <= ep->peer_limit && tag_send_now(ep))) {
         /* Eager and sendable now: complete once posted, so no request is needed. */
         status = core_ep_post_msg(ep, CORE_WIRE_EAGER, tag, buf, (uint32_t)len);
     }

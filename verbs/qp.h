@@ -141,8 +141,8 @@ enum {
 /**
  * Post one RDMA WRITE or READ of nsge (0..1) local elements to [raddr, raddr + total) under rkey.
  * flags as for verbs_qp_post_send (INLINE only for WRITE, DEFER holds it the same way). A WRITE
- * of no elements moves no data
- * (used as a signalled marker behind earlier unsignalled work requests). Returns IBMSG_OK, or
+ * of no elements moves no data (used as a signalled marker behind earlier unsignalled work
+ * requests). Returns IBMSG_OK, or
  * IBMSG_ERR_NO_RESOURCE when the send queue is full, or another error (logged).
  */
 int verbs_qp_post_rdma(verbs_qp_t *qp, int op, const verbs_sge_t *sge, int nsge, uint64_t raddr,
