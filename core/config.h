@@ -19,7 +19,8 @@ extern "C" {
     X(gid_index, "gid_index", -1, -1, 255,                                                       \
       "GID table index; -1: the RoCE v2 IPv4-mapped GID on RoCE, none on IB")                    \
     X(eager_limit, "core_eager_limit", 8192, 0, 1048576,                                         \
-      "largest message in bytes (eager protocol: also the receive buffer size)")                 \
+      "largest eager message in bytes, and the receive buffer size (24 B less above "            \
+      "IBMSG_TAG_COMPACT_MAX)")                                                                  \
     X(inline_limit, "core_inline_limit", 200, 0, 1024,                                           \
       "messages of up to this many bytes go inline (capped by the device's max_inline)")         \
     X(credits, "core_credits", 64, 4, 4096, "receive buffers posted per endpoint (credits)")     \

@@ -49,9 +49,8 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
         goto err_destroy_scq;
     }
     ctx->eager_limit = (uint32_t)ctx->cfg.eager_limit;
-    /* Receive buffers also hold the rendezvous messages when the eager limit is tiny. */
-    ctx->buf_size = (uint32_t)sizeof(core_wire_hdr_t) +
-                    UTIL_MAX(ctx->eager_limit, (uint32_t)sizeof(core_wire_rndv_t));
+    ctx->buf_size = core_wire_buf_size(ctx->eager_limit);
+    ctx->eager_hdr_max = core_wire_eager_max(ctx->eager_limit, UINT64_MAX);
     chunk = UTIL_MAX((uint32_t)ctx->cfg.credits, (uint32_t)CORE_POOL_CHUNK_MIN);
     status = verbs_pool_create(ctx->dev, "recv", ctx->buf_size, sizeof(core_rdesc_t), chunk, 0,
                                &ctx->rpool);

@@ -93,7 +93,7 @@ struct ibmsg_ep_s {
     uint8_t dirty;       /* on the context's dirty list */
     uint32_t tx_seq;     /* next sequence number to send */
     uint32_t rx_seq;     /* next sequence number expected */
-    uint32_t peer_limit; /* largest payload the peer accepts */
+    uint32_t peer_limit; /* the agreed eager limit (core_ep_eager_max) */
     core_credit_t cr;
     cnt_shard_t *cnt; /* its counter block, a child of the context's */
 
@@ -163,7 +163,8 @@ struct ibmsg_context_s {
     uint32_t scq_reserved;
     uint32_t rcq_reserved;
     uint32_t eager_limit;
-    uint32_t buf_size;          /* header + eager limit */
+    uint32_t eager_hdr_max;     /* largest eager payload that arrives with the header (wire.h) */
+    uint32_t buf_size;          /* bounce buffer bytes (core_wire_buf_size) */
     verbs_rcache_t *rcache;     /* registrations of user buffers (rendezvous) */
     struct core_wireup *wireup; /* the world's connection manager, progressed with the CQs */
     core_rma_ctx_t rma;
@@ -237,6 +238,11 @@ static inline void core_cnt_posted_now(struct ibmsg_ep_s *ep)
 static inline int core_ep_can_send(const struct ibmsg_ep_s *ep)
 {
     return core_credit_can_send_data(&ep->cr) && ep->sq_head - ep->sq_tail < ep->sq_depth;
+}
+/** The largest payload sent eagerly on ep with tag: longer ones go by rendezvous. */
+static inline uint32_t core_ep_eager_max(const struct ibmsg_ep_s *ep, uint64_t tag)
+{
+    return core_wire_eager_max(ep->peer_limit, tag);
 }
 /** Fail an endpoint: its queued sends and the receives bound to it complete with error. */
 void core_ep_fail(struct ibmsg_ep_s *ep, int error);

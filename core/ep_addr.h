@@ -19,7 +19,7 @@
 extern "C" {
 #endif
 
-#define CORE_EP_ADDR_VERSION 2 /* 2: compact eager messages (core/wire.h) */
+#define CORE_EP_ADDR_VERSION 3 /* 2: compact eager messages; 3: limit-sized buffers (wire.h) */
 #define CORE_EP_ADDR_HDR     12
 #define CORE_EP_ADDR_SIZE    (CORE_EP_ADDR_HDR + VERBS_ADDR_PACKED_SIZE)
 

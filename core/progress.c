@@ -231,7 +231,7 @@ static void handle_recv(ibmsg_context_t ctx, const verbs_wc_t *wc)
         return;
     }
     check = core_wire_validate(hdr, wc->byte_len, ep->rx_seq, core_credit_unreturned(&ep->cr),
-                               ctx->eager_limit);
+                               ctx->eager_hdr_max);
     if (util_unlikely(check != CORE_WIRE_OK)) {
         wire_reject(ep, hdr, wc, check);
         ep_queue_repost(ep, d);
@@ -436,7 +436,7 @@ void core_ep_service(ibmsg_ep_t ep)
     while ((e = core_mq_list_first(&ep->pending)) != NULL && core_ep_can_send(ep)) {
         struct ibmsg_request_s *req = util_container_of(e, struct ibmsg_request_s, mq);
         int status;
-        if (util_unlikely(req->len > ep->peer_limit)) {
+        if (util_unlikely(req->len > core_ep_eager_max(ep, req->status.tag))) {
             status = core_rndv_send(ep, req);
             if (status == IBMSG_OK) {
                 core_mq_list_remove(e); /* in flight: completes with its FIN */

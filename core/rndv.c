@@ -313,7 +313,7 @@ int core_rndv_arrival(ibmsg_ep_t ep, const core_wire_hdr_t *hdr, const verbs_wc_
         return 0;
     }
     /* An RTS: the next id, of a size the eager protocol would not carry, within the window. */
-    if (body->id != rv->rx_next_id || body->length <= ep->peer_limit ||
+    if (body->id != rv->rx_next_id || body->length <= core_ep_eager_max(ep, hdr->tag) ||
         rv->rx_active >= CORE_RNDV_MAX) {
         rndv_reject(ep, "RTS", body);
         return 0;

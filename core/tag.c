@@ -35,7 +35,7 @@ int ibmsg_tag_isend(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag,
     req->status.tag = tag;
     req->status.length = len;
     if (util_likely(tag_send_now(ep))) {
-        if (util_unlikely(len > ep->peer_limit)) {
+        if (util_unlikely(len > core_ep_eager_max(ep, tag))) {
             /* Rendezvous: the request completes when the receiver's FIN arrives. */
             req->state = CORE_REQ_POSTED;
             status = core_rndv_send(ep, req);
@@ -138,7 +138,8 @@ int ibmsg_tag_send(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag)
        held messages) instead of being held for the wait to post. */
     batch = ep->send_batch;
     ep->send_batch = 1;
-    if (util_likely(ep->state == CORE_EP_CONNECTED && len <= ep->peer_limit && tag_send_now(ep))) {
+    if (util_likely(ep->state == CORE_EP_CONNECTED && len <= core_ep_eager_max(ep, tag) &&
+                    tag_send_now(ep))) {
         /* Eager and sendable now: complete once posted, so no request is needed. */
         status = core_ep_post_msg(ep, CORE_WIRE_EAGER, tag, buf, (uint32_t)len);
     }

@@ -23,6 +23,9 @@
  *   bits 0..22  the tag (tags above CORE_WIRE_IMM_TAG_MAX take the full header)
  * The sequence number is not carried: a compact message takes the next one, as RC delivers in
  * order. The length is the completion's byte count. Empty messages keep the full header.
+ *
+ * A receive buffer is the eager limit long (core_wire_buf_size): a compact message carries up
+ * to the limit, one with the header up to the limit less the header (core_wire_eager_max).
  */
 #ifndef IBMSG_CORE_WIRE_H
 #define IBMSG_CORE_WIRE_H
@@ -92,6 +95,34 @@ typedef struct core_wire_rndv {
     uint32_t rkey;
     uint32_t id;
 } core_wire_rndv_t;
+
+/**
+ * The size of a receive (and send bounce) buffer for an eager limit: the limit itself, as a
+ * compact message is its payload alone, but never less than a header with a rendezvous body.
+ * A page-multiple limit thus keeps the buffers of a page-aligned pool on page boundaries, and
+ * a message of a page touches one page of its buffer, not two: one address translation for the
+ * device instead of two. (On rxe under emulation the bandwidth difference at 4 KiB was within
+ * the noise, 1.00 in 12 alternating runs.)
+ */
+static inline uint32_t core_wire_buf_size(uint32_t eager_limit)
+{
+    uint32_t least = (uint32_t)(sizeof(core_wire_hdr_t) + sizeof(core_wire_rndv_t));
+
+    return eager_limit > least ? eager_limit : least;
+}
+
+/**
+ * The largest payload sent eagerly with tag under the agreed eager limit: the limit when the
+ * message can go compact (tag <= CORE_WIRE_IMM_TAG_MAX), else what the buffer leaves beside
+ * the header (the limit less the header's bytes). Both ends compute it from the same limit:
+ * the receiver rejects an RTS for a message this says goes eagerly.
+ */
+static inline uint32_t core_wire_eager_max(uint32_t limit, uint64_t tag)
+{
+    uint32_t room = core_wire_buf_size(limit) - (uint32_t)sizeof(core_wire_hdr_t);
+
+    return tag <= CORE_WIRE_IMM_TAG_MAX || room > limit ? limit : room;
+}
 
 /* Why a header was rejected. */
 typedef enum core_wire_check {

@@ -15,9 +15,10 @@
  * order they arrived from each endpoint (non-overtaking); a receive matches a message when
  * (message tag XOR receive tag) AND mask is 0 and its endpoint is the sender's or NULL (any).
  *
- * Protocol: eager. A message up to the eager limit (ibmsg_context_query) is copied through
- * registered bounce buffers, or sent inline when small; larger messages are IBMSG_ERR_NOT_SUPPORTED
- * for now. Credits make sure a sender never overruns the receiver's posted buffers.
+ * Protocols: a message up to the eager limit (ibmsg_context_query) is copied through registered
+ * bounce buffers, or sent inline when small; a larger one goes by rendezvous (the receiver reads
+ * it from the sender's buffer with RDMA READ). Credits make sure a sender never overruns the
+ * receiver's posted buffers.
  *
  * All functions return IBMSG_OK (0) or a negative ibmsg_status_t; output arguments are set only
  * on success.
@@ -50,7 +51,8 @@ typedef struct ibmsg_request_s *ibmsg_request_t;
 
 /* Eager messages with tags up to this travel with their header in the send's 32-bit immediate:
  * the wire holds only their bytes (a message of the path MTU is one packet, not two). Larger
- * tags work the same and add a 24-byte header to each message. */
+ * tags work the same and add a 24-byte header to each message, which takes its bytes of the
+ * receive buffer: with such a tag a message goes eagerly up to the eager limit less 24 bytes. */
 #define IBMSG_TAG_COMPACT_MAX ((uint64_t)0x7fffff)
 
 /* Bytes an endpoint address blob takes at most (see ibmsg_ep_address). */
@@ -69,7 +71,7 @@ typedef struct ibmsg_context_attr {
     char device[64];     /* device name, e.g. "rxe0" */
     int port;            /* 1-based port number */
     int gid_index;       /* -1 on IB without GRH */
-    size_t eager_limit;  /* largest message this context sends and receives */
+    size_t eager_limit;  /* largest eager message (less 24 B above IBMSG_TAG_COMPACT_MAX) */
     size_t inline_limit; /* messages up to this many bytes go inline (0 before an endpoint) */
     uint32_t credits;    /* receive buffers posted per endpoint */
     uint32_t path_mtu;   /* port MTU in bytes */

@@ -195,6 +195,75 @@ TEST_F(MsgTest, RepostsWaitForAnIdleCallOrAFullBatch)
     EXPECT_GT(cnt(CNT_CORE_CREDIT_MSGS_SENT), 0u);
 }
 
+TEST_F(MsgTest, BuffersOfAPageMultipleLimitStartOnPages)
+{
+    // A message of a page then touches one page of its buffer (core_wire_buf_size).
+    ASSERT_EQ(limit, 8192u);
+    EXPECT_EQ(ctx->buf_size, 8192u);
+    for (verbs_pool_t *pool : {ctx->rpool, ctx->spool}) {
+        std::vector<verbs_buf_t *> got;
+        for (int i = 0; i < 300; i++) { // past the first chunk: grown chunks too
+            verbs_buf_t *bf = verbs_pool_get(pool);
+            ASSERT_NE(bf, nullptr);
+            EXPECT_EQ(reinterpret_cast<uintptr_t>(bf->data) % 4096, 0u) << "buffer " << i;
+            EXPECT_EQ(bf->size, 8192u);
+            got.push_back(bf);
+        }
+        for (verbs_buf_t *bf : got) {
+            verbs_pool_put(pool, bf);
+        }
+    }
+}
+
+TEST_F(MsgTest, TheHeaderTakesItsBytesOfTheEagerLimit)
+{
+    // A tag beyond the compact range puts the header in the receive buffer: such a message
+    // goes eagerly up to the limit less the header, a compact one up to the limit.
+    const uint64_t full = IBMSG_TAG_COMPACT_MAX + 1ull, compact = IBMSG_TAG_COMPACT_MAX;
+    const size_t hdr = sizeof(core_wire_hdr_t);
+    struct Case {
+        size_t len;
+        uint64_t tag;
+        bool eager, compact;
+    };
+    const Case cases[] = {
+        {limit - hdr, full, true, false},   {limit - hdr + 1, full, false, false},
+        {limit, full, false, false},        {limit, compact, true, true},
+        {limit + 1, compact, false, false}, {0, full, true, false},
+    };
+    for (const Case &c : cases) {
+        const uint64_t eager0 = cnt(CNT_CORE_EAGER_MSGS_SENT), rndv0 = cnt(CNT_CORE_RNDV_MSGS_SENT),
+                       compact0 = cnt(CNT_CORE_COMPACT_MSGS_SENT);
+        transfer(a, b, c.len, c.tag);
+        ASSERT_FALSE(HasFatalFailure());
+        EXPECT_EQ(cnt(CNT_CORE_EAGER_MSGS_SENT) - eager0, c.eager ? 1u : 0u) << c.len;
+        EXPECT_EQ(cnt(CNT_CORE_RNDV_MSGS_SENT) - rndv0, c.eager ? 0u : 1u) << c.len;
+        EXPECT_EQ(cnt(CNT_CORE_COMPACT_MSGS_SENT) - compact0, c.compact ? 1u : 0u) << c.len;
+    }
+    // The same from the queue: sends started beyond the credits take the same decision.
+    const int n = 80;
+    std::vector<std::vector<uint8_t>> out(n), in(n, std::vector<uint8_t>(limit));
+    std::vector<ibmsg_request_t> sreq(n), rreq(n);
+    const uint64_t eager0 = cnt(CNT_CORE_EAGER_MSGS_SENT), rndv0 = cnt(CNT_CORE_RNDV_MSGS_SENT);
+    for (int i = 0; i < n; i++) {
+        const size_t len = limit - hdr + (i % 2);
+        out[i] = payload(i, len);
+        ASSERT_EQ(
+            ibmsg_tag_irecv(ctx, b, in[i].data(), limit, full, IBMSG_TAG_MASK_EXACT, &rreq[i]),
+            IBMSG_OK);
+        ASSERT_EQ(ibmsg_tag_isend(a, out[i].data(), len, full, &sreq[i]), IBMSG_OK);
+    }
+    for (int i = 0; i < n; i++) {
+        ibmsg_tag_status_t st{};
+        ASSERT_EQ(ibmsg_request_wait(&sreq[i], nullptr), IBMSG_OK);
+        ASSERT_EQ(ibmsg_request_wait(&rreq[i], &st), IBMSG_OK);
+        ASSERT_EQ(st.length, out[i].size()) << "message " << i;
+        ASSERT_EQ(std::memcmp(in[i].data(), out[i].data(), st.length), 0) << "message " << i;
+    }
+    EXPECT_EQ(cnt(CNT_CORE_EAGER_MSGS_SENT) - eager0, uint64_t(n / 2));
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_MSGS_SENT) - rndv0, uint64_t(n / 2));
+}
+
 TEST_F(MsgTest, UnexpectedThenWildcardInArrivalOrder)
 {
     const int n = 10;

@@ -450,10 +450,14 @@ TEST_F(RndvTest, MalformedRtsAndFinAreRejectedAndCounted)
     const uint32_t next = b->rndv.tx_next_id;
     inject(CORE_WIRE_RTS, 5, core_wire_rndv_t{addr, out.size(), rkey, next + 3});
     inject(CORE_WIRE_RTS, 5, core_wire_rndv_t{addr, limit, rkey, next});
-    for (int spin = 0; spin < 100000 && cnt(CNT_CORE_RNDV_REJECTED) < nbad + 3; spin++) {
+    // ... and an eager size for a tag that carries the header (the limit less the header).
+    const size_t hdr_max = limit - sizeof(core_wire_hdr_t);
+    inject(CORE_WIRE_RTS, CORE_WIRE_IMM_TAG_MAX + 1ull,
+           core_wire_rndv_t{addr, hdr_max, rkey, next});
+    for (int spin = 0; spin < 100000 && cnt(CNT_CORE_RNDV_REJECTED) < nbad + 4; spin++) {
         ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
     }
-    EXPECT_EQ(cnt(CNT_CORE_RNDV_REJECTED), nbad + 3);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REJECTED), nbad + 4);
     EXPECT_EQ(cnt(CNT_CORE_RNDV_MSGS_RECVD), 1u) << "no forged RTS was accepted";
     EXPECT_EQ(cnt(CNT_CORE_UNEXPECTED_RECVQ), 0u);
 

@@ -166,6 +166,38 @@ TEST(CoreWire, RendezvousBodies)
     EXPECT_STREQ(core_wire_check_string(CORE_WIRE_BAD_RNDV), "bad rendezvous address or length");
 }
 
+TEST(CoreWire, BuffersAreTheLimitAndTheHeaderTakesItsBytes)
+{
+    constexpr uint32_t kRndv = sizeof(core_wire_rndv_t), kLeast = kHdr + kRndv;
+    constexpr uint64_t kCompact = CORE_WIRE_IMM_TAG_MAX, kFull = CORE_WIRE_IMM_TAG_MAX + 1ull;
+    static_assert(kHdr == 24 && kRndv == 24, "the sizes below assume these");
+    // A page-multiple limit gives buffers of exactly that size.
+    EXPECT_EQ(core_wire_buf_size(8192), 8192u);
+    EXPECT_EQ(core_wire_buf_size(4096), 4096u);
+    EXPECT_EQ(core_wire_buf_size(kLeast + 1), kLeast + 1);
+    // Never too small for a header with a rendezvous body.
+    EXPECT_EQ(core_wire_buf_size(0), kLeast);
+    EXPECT_EQ(core_wire_buf_size(kLeast), kLeast);
+    // A compact message carries the limit; one with the header the limit less the header.
+    EXPECT_EQ(core_wire_eager_max(8192, 0), 8192u);
+    EXPECT_EQ(core_wire_eager_max(8192, kCompact), 8192u);
+    EXPECT_EQ(core_wire_eager_max(8192, kFull), 8192u - kHdr);
+    EXPECT_EQ(core_wire_eager_max(8192, UINT64_MAX), 8192u - kHdr);
+    // Below a header and a body the buffer is bigger than the limit: the limit holds for both.
+    EXPECT_EQ(core_wire_eager_max(0, kFull), 0u);
+    EXPECT_EQ(core_wire_eager_max(kRndv, kFull), kRndv);
+    EXPECT_EQ(core_wire_eager_max(kRndv + 1, kFull), kRndv)
+        << "48-byte buffer: 24 after the header";
+    EXPECT_EQ(core_wire_eager_max(kRndv + 1, kCompact), kRndv + 1);
+    EXPECT_EQ(core_wire_eager_max(kLeast + 1, kFull), kLeast + 1 - kHdr);
+    // Whatever the limit, the largest message of either form fits its buffer.
+    for (uint32_t limit : {0u, 1u, 23u, 24u, 25u, 47u, 48u, 49u, 100u, 4096u, 8192u, 1048576u}) {
+        EXPECT_LE(core_wire_eager_max(limit, kCompact), core_wire_buf_size(limit)) << limit;
+        EXPECT_LE(kHdr + core_wire_eager_max(limit, kFull), core_wire_buf_size(limit)) << limit;
+        EXPECT_LE(core_wire_eager_max(limit, kFull), core_wire_eager_max(limit, kCompact)) << limit;
+    }
+}
+
 TEST(CoreCredit, DataKeepsOneCreditForReturns)
 {
     core_credit_t c;
