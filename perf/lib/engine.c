@@ -7,8 +7,9 @@
  *           END message with the data tag. The server answers with one 0-byte ACK once it has
  *           every message, and the client's timer stops when the ACK arrives, so the time
  *           covers delivery, not only local completion.
- *      lat: the client posts its receive, sends, waits; the server echoes. With -D the client
- *           ends with one 0-byte END message that is not answered.
+ *      lat: the client sends, posts its receive, waits; the server echoes, then posts its
+ *           receive for the next ping. With -D the client ends with one 0-byte END message
+ *           that is not answered.
  *   4. timer stop, counters stop.
  * So in the measured intervals, with N iterations in total over S sizes:
  *   bw  client: sent N (+1 per size with -D), received S;  server: received N (+END), sent S
@@ -533,10 +534,13 @@ static int perf_lat_run(const perf_options_t *o, perf_conn_t *c, perf_counters_t
                 }
                 perf_progress_tick(o, size, (double)(now - t0) * 1e-9);
             }
-            ret = ibmsg_tag_irecv(c->ctx, c->ep, rbuf, size, PERF_TAG_DATA, IBMSG_TAG_MASK_EXACT,
-                                  &rreq);
+            /* The ping first, then the receive for its echo (as UCX's tag_lat does), so posting
+               the receive is off the round trip; an echo back before it (a round trip shorter
+               than the post) would match from the unexpected queue. */
+            ret = ibmsg_tag_send(c->ep, sbuf, size, PERF_TAG_DATA);
             if (ret == IBMSG_OK) {
-                ret = ibmsg_tag_send(c->ep, sbuf, size, PERF_TAG_DATA);
+                ret = ibmsg_tag_irecv(c->ctx, c->ep, rbuf, size, PERF_TAG_DATA,
+                                      IBMSG_TAG_MASK_EXACT, &rreq);
             }
             if (ret == IBMSG_OK) {
                 ret = ibmsg_request_wait(&rreq, &st);
