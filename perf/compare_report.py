@@ -18,6 +18,15 @@ import sys
 TOOLS = ["ibmsg", "perftest", "ucx"]
 LABEL = {"ibmsg": "ibmsg", "perftest": "perftest", "ucx": "UCX",
          "ibmsg_off": "ibmsg, counting compiled out"}
+# The latency ladder (--steps, perf/compare_run's steps_rungs): what each rung adds.
+STEPS = [("step_verbs", "bare verbs: one buffer, SEND, every send signalled (ib_send_lat's loop)"),
+         ("step_imm", "+ SEND_WITH_IMM (the compact header)"),
+         ("step_buffers", "+ 64 receive buffers, a ring of 128 send buffers"),
+         ("step_copy_send", "+ the sender's copy into its send buffer"),
+         ("step_copy_recv", "+ the receiver's copy out of its receive buffer"),
+         ("step_send_cq", "+ a send CQ of its own, one signal per 16 sends (= ibmsg's set)"),
+         ("ibmsg", "ibmsg_send_lat --counters (the library: matching, requests, credits)"),
+         ("perftest", "ib_send_lat, for reference")]
 FIELDS = ["rep", "round", "tool", "test", "size", "iters", "status", "wall_ms", "valid",
           "bw_MBps", "msg_rate_Mps", "lat_typical_us", "lat_avg_us", "lat_p99_us", "note"]
 
@@ -218,6 +227,39 @@ def compare_tables(samples, sizes, env, reps):
     return out, bw, lat
 
 
+def steps_table(samples, sizes, env, reps):
+    lat, count = medians(samples, "lat", "lat_typical_us")
+    out = ["Latency ladder: bare verbs with ibmsg's ingredients added one at a time, then ibmsg;"
+           " one boot, interleaved, %d repetition(s)" % reps]
+    out += ["  " + l for l in env]
+    out.append("Half round trip, typical (median of the runs' t_typical), microseconds; step:"
+               " the change from the rung above")
+    rows = []
+    for i, (tool, what) in enumerate(STEPS):
+        row = [what]
+        for z in sizes:
+            v = lat.get((tool, z))
+            above = lat.get((STEPS[i - 1][0], z)) if 0 < i and tool != "perftest" else None
+            row += [fmt(v), "" if v is None or above is None else "%+.2f" % (v - above),
+                    str(count.get((tool, z), 0))]
+        rows.append(row)
+    header = ["rung"]
+    for z in sizes:
+        header += [human(z), "step", "runs"]
+    out += table(rows, header)
+    for z in sizes:
+        same, ours, pt = (lat.get((t, z)) for t in ("step_send_cq", "ibmsg", "perftest"))
+        if same is not None and ours is not None:
+            out.append("  %s: ibmsg less bare verbs with the same ingredients: %+.2f us (the "
+                       "library's own code)%s" % (human(z), ours - same, "" if pt is None else
+                                                  "; ibmsg / ib_send_lat %s" % ratio(ours, pt)))
+    notes = sorted({"%s %s: %s" % (s["tool"], human(s["size"]), s["note"])
+                    for s in samples if not s["valid"]})
+    if notes:
+        out += ["", "Runs without a sample:"] + ["  " + n for n in notes]
+    return out
+
+
 def cost_table(samples, env, reps, out_dir):
     rates = {t: [s["msg_rate_Mps"] * 1e6 for s in samples if s["tool"] == t and s["valid"]]
              for t in ("ibmsg", "ibmsg_off")}
@@ -338,7 +380,8 @@ def plot(out, sizes, med, test):
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     if len(args) != 1:
-        print("usage: compare_report.py OUT [--no-plots] [--counters-cost]", file=sys.stderr)
+        print("usage: compare_report.py OUT [--no-plots] [--counters-cost | --steps]",
+              file=sys.stderr)
         return 2
     out = args[0]
     with open(os.path.join(out, "runs.tsv")) as f:
@@ -358,6 +401,8 @@ def main():
     reps = max([int(s["rep"]) for s in samples] or [0])
     if "--counters-cost" in sys.argv:
         lines = cost_table(samples, env_lines, reps, out)
+    elif "--steps" in sys.argv:
+        lines = steps_table(samples, sorted({s["size"] for s in samples}), env_lines, reps)
     else:
         sizes = sorted({s["size"] for s in samples})
         lines, bw, lat = compare_tables(samples, sizes, env_lines, reps)

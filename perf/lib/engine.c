@@ -45,6 +45,14 @@ typedef struct perf_params {
     int32_t pad;
 } perf_params_t;
 
+void *perf_buffer(size_t size)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    void *p = NULL;
+
+    return posix_memalign(&p, page > 0 ? (size_t)page : 4096, size > 0 ? size : 1) == 0 ? p : NULL;
+}
+
 double perf_now(void)
 {
     return (double)perf_stamp_monotonic_ns() * 1e-9;
@@ -303,7 +311,7 @@ static int perf_bw_client(const perf_options_t *o, perf_conn_t *c, perf_counters
 {
     long depth = o->tx_depth, posted = 0, done = 0, limit = o->duration > 0 ? LONG_MAX : o->iters;
     ibmsg_request_t *req = calloc((size_t)depth, sizeof(*req));
-    char *buf = malloc(size);
+    char *buf = perf_buffer(size);
     perf_peak_t peak = perf_peak_make(depth);
     double t0, t1, end;
     int ret, stop;
@@ -393,7 +401,7 @@ static int perf_bw_server(const perf_options_t *o, perf_conn_t *c, perf_counters
 {
     long depth = o->rx_depth, posted = 0, done = 0, limit = o->duration > 0 ? LONG_MAX : o->iters;
     ibmsg_request_t *req = calloc((size_t)depth, sizeof(*req));
-    char *buf = malloc(size);
+    char *buf = perf_buffer(size);
     perf_peak_t peak = perf_peak_make(depth);
     bool ended = false;
     double t0, t1;
@@ -501,7 +509,7 @@ static int perf_lat_run(const perf_options_t *o, perf_conn_t *c, perf_counters_t
     double *sample = malloc(sizeof(double) * (size_t)(cap + 1));
     perf_stamp_clock_t clk;
     int clk_ok = perf_stamp_init(&clk, cap + 1) == 0;
-    char *sbuf = calloc(1, size), *rbuf = malloc(size);
+    char *sbuf = perf_buffer(size), *rbuf = perf_buffer(size);
     ibmsg_request_t rreq = IBMSG_REQUEST_NULL;
     ibmsg_tag_status_t st;
     uint64_t t0, now;
@@ -512,6 +520,7 @@ static int perf_lat_run(const perf_options_t *o, perf_conn_t *c, perf_counters_t
         ret = IBMSG_ERR_NO_MEMORY;
         goto out;
     }
+    memset(sbuf, 0, size);
     if (!client) {
         ret =
             ibmsg_tag_irecv(c->ctx, c->ep, rbuf, size, PERF_TAG_DATA, IBMSG_TAG_MASK_EXACT, &rreq);

@@ -16,6 +16,9 @@ typedef struct perf_conn {
     ibmsg_oob_t oob;
 } perf_conn_t;
 
+/** A message buffer of size bytes (at least 1), page-aligned as perftest's are, so both tools'
+ *  messages span the same pages; NULL without memory. Freed with free(). */
+void *perf_buffer(size_t size);
 /** Seconds of CLOCK_MONOTONIC. */
 double perf_now(void);
 /** Print what failed to stderr; return status. */

@@ -34,7 +34,7 @@ static int perf_write_client(const perf_options_t *o, perf_conn_t *c, perf_count
     ibmsg_request_t *ring = NULL;
     long *mark = NULL;
     double *when = NULL, best = 0, t0, t1, end;
-    char *buf = malloc(size);
+    char *buf = perf_buffer(size);
     uint64_t raddr, count;
     int ret, stop;
 
@@ -159,7 +159,7 @@ static int perf_write_server(const perf_options_t *o, perf_conn_t *c, perf_count
 {
     uint8_t blob[IBMSG_RKEY_BLOB_SIZE];
     size_t blen = sizeof(blob);
-    char *buf = malloc(size);
+    char *buf = perf_buffer(size);
     ibmsg_mem_t mem = IBMSG_MEM_NULL;
     size_t clen = sizeof(uint64_t);
     uint64_t count = 0;
