@@ -15,6 +15,8 @@
  *   --send-cq        a completion queue of its own for the sends, polled with the receives
  *   --signal N       signal one send in N (ibmsg: core_signal_interval)
  * Each side checks every message it receives: its first 8 bytes carry the iteration number.
+ * The queue pairs' addresses and two barriers go over ibmsg's TCP helper (ibmsg_oob), outside
+ * the measured loop.
  * Timing as ibmsg_send_lat's: one TSC stamp per round trip anchored to CLOCK_MONOTONIC
  * (perf/lib/stamp.h), half round trips, the two largest dropped, the median as typical.
  *
@@ -25,13 +27,10 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <netdb.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -62,56 +61,51 @@ static int fail(const char *what)
     return 1;
 }
 
-/* Exchange the queue pairs' addresses over TCP (the server listens on tcp_port). */
-static int oob_exchange(const opts_t *o, const peer_info_t *mine, peer_info_t *theirs)
-{
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai;
-    char port[16];
-    int fd = -1, one = 1;
+#define OOB_TIMEOUT_MS 60000 /* as the perf tools': the peer may be slow to start */
 
-    snprintf(port, sizeof(port), "%d", o->tcp_port);
-    if (o->host == NULL) {
-        hints.ai_flags = AI_PASSIVE;
+/* The TCP connection beside the queue pair: ibmsg's out-of-band helper (set-up only, never in
+   the measured loop). The server listens on tcp_port. NULL on failure (reported). */
+static ibmsg_oob_t oob_open(const opts_t *o)
+{
+    ibmsg_oob_t listener, conn = NULL;
+    int ret;
+
+    if (o->host != NULL) {
+        ret = ibmsg_oob_connect(o->host, (uint16_t)o->tcp_port, OOB_TIMEOUT_MS, &conn);
+    } else if ((ret = ibmsg_oob_listen(NULL, (uint16_t)o->tcp_port, &listener)) == IBMSG_OK) {
+        ret = ibmsg_oob_accept(listener, -1, &conn);
+        ibmsg_oob_close(listener);
     }
-    if (getaddrinfo(o->host, port, &hints, &ai) != 0) {
-        fprintf(stderr, "bench_verbs_steps: cannot resolve %s\n", o->host ? o->host : "*");
-        return -1;
+    if (ret != IBMSG_OK) {
+        fprintf(stderr, "bench_verbs_steps: TCP connection: %s\n", ibmsg_status_string(ret));
+        return NULL;
     }
-    if (o->host == NULL) {
-        int lfd = socket(ai->ai_family, SOCK_STREAM, 0);
-        if (lfd >= 0 && setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&
-            bind(lfd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(lfd, 1) == 0) {
-            fd = accept(lfd, NULL, NULL);
-        }
-        if (lfd >= 0) {
-            close(lfd);
-        }
-    } else {
-        for (int i = 0; i < 100 && fd < 0; i++) { /* the server may not listen yet */
-            fd = socket(ai->ai_family, SOCK_STREAM, 0);
-            if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
-                close(fd);
-                fd = -1;
-                usleep(100000);
-            }
-        }
-    }
-    freeaddrinfo(ai);
-    if (fd < 0 || write(fd, mine, sizeof(*mine)) != (ssize_t)sizeof(*mine) ||
-        read(fd, theirs, sizeof(*theirs)) != (ssize_t)sizeof(*theirs)) {
-        if (fd >= 0) {
-            close(fd);
-        }
-        return -1;
-    }
-    return fd;
+    return conn;
 }
 
-/* A one-byte handshake on the TCP connection: both queue pairs are ready to receive. */
-static int oob_sync(int fd)
+/* Send len bytes of mine and receive exactly len into theirs: the address exchange, and with
+   one byte a barrier. */
+static int oob_swap(ibmsg_oob_t conn, const void *mine, void *theirs, size_t len)
 {
-    char c = 0;
-    return write(fd, &c, 1) == 1 && read(fd, &c, 1) == 1 ? 0 : -1;
+    size_t got = len;
+    int ret = ibmsg_oob_send(conn, mine, len, OOB_TIMEOUT_MS);
+
+    if (ret == IBMSG_OK) {
+        ret = ibmsg_oob_recv(conn, theirs, &got, OOB_TIMEOUT_MS);
+    }
+    if (ret == IBMSG_OK && got != len) {
+        ret = IBMSG_ERR_PROTOCOL;
+    }
+    if (ret != IBMSG_OK) {
+        fprintf(stderr, "bench_verbs_steps: TCP exchange: %s\n", ibmsg_status_string(ret));
+    }
+    return ret;
+}
+
+static int oob_barrier(ibmsg_oob_t conn)
+{
+    char mine = 'b', theirs = 0;
+    return oob_swap(conn, &mine, &theirs, 1);
 }
 
 /* RESET -> INIT: receives can be posted from here on. */
@@ -176,17 +170,22 @@ typedef struct pp {
     long outstanding; /* signalled sends not yet completed */
 } pp_t;
 
+/* The posts return their error rather than set errno: set it for fail(). */
+static int verbs_ret(int ret)
+{
+    if (ret != 0) {
+        errno = ret;
+    }
+    return ret;
+}
+
 static int post_recv(pp_t *p, uint64_t slot)
 {
     struct ibv_sge sge = {(uintptr_t)(p->rbufs + slot * p->o->buf_size), (uint32_t)p->o->buf_size,
                           p->mr->lkey};
     struct ibv_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1}, *bad;
-    int ret = ibv_post_recv(p->qp, &wr, &bad);
 
-    if (ret != 0) {
-        errno = ret; /* verbs return the error rather than set errno */
-    }
-    return ret;
+    return verbs_ret(ibv_post_recv(p->qp, &wr, &bad));
 }
 
 static int send_one(pp_t *p)
@@ -210,11 +209,7 @@ static int send_one(pp_t *p)
         p->outstanding++;
     }
     p->sent++;
-    int ret = ibv_post_send(p->qp, &wr, &bad);
-    if (ret != 0) {
-        errno = ret;
-    }
-    return ret;
+    return verbs_ret(ibv_post_send(p->qp, &wr, &bad));
 }
 
 /* Wait for the next message (number expect); send completions are taken on the way. */
@@ -280,7 +275,8 @@ static int run(const opts_t *o)
     double *sample = NULL;
     size_t rlen = o->buf_size * (size_t)st->recv_bufs, slen = o->buf_size * (size_t)st->send_bufs;
     char *mem = NULL;
-    int rc = 1, fd = -1;
+    ibmsg_oob_t conn = NULL;
+    int rc = 1;
 
     for (int i = 0; list != NULL && list[i] != NULL && dev == NULL; i++) {
         if (o->dev == NULL || strcmp(ibv_get_device_name(list[i]), o->dev) == 0) {
@@ -336,9 +332,14 @@ static int run(const opts_t *o)
             goto out;
         }
     }
-    if ((fd = oob_exchange(o, &mine, &peer)) < 0 || qp_connect(p.qp, o, &peer) != 0 ||
-        oob_sync(fd) != 0) {
-        fail("connection");
+    if ((conn = oob_open(o)) == NULL || oob_swap(conn, &mine, &peer, sizeof(peer)) != IBMSG_OK) {
+        goto out;
+    }
+    if (qp_connect(p.qp, o, &peer) != 0) {
+        fail("queue pair to RTS");
+        goto out;
+    }
+    if (oob_barrier(conn) != IBMSG_OK) { /* both can receive now */
         goto out;
     }
     stamp = malloc(sizeof(*stamp) * (size_t)(o->iters + 1));
@@ -373,8 +374,7 @@ static int run(const opts_t *o)
         }
     }
     perf_stamp_anchor(&clk, o->iters, stamp[o->iters]);
-    if (oob_sync(fd) != 0) { /* the peer saw every message too */
-        fail("final handshake");
+    if (oob_barrier(conn) != IBMSG_OK) { /* the peer saw every message too */
         goto out;
     }
     if (o->host != NULL) {
@@ -406,8 +406,8 @@ out:
     perf_stamp_fini(&clk);
     free(sample);
     free(stamp);
-    if (fd >= 0) {
-        close(fd);
+    if (conn != NULL) {
+        ibmsg_oob_close(conn);
     }
     if (p.qp != NULL) {
         ibv_destroy_qp(p.qp);
