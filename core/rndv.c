@@ -118,16 +118,16 @@ static int window_bind(ibmsg_ep_t ep, struct ibmsg_request_s *req)
 {
     core_window_t *w;
     int status = window_get(ep, &w);
-    unsigned flags = core_ep_defer(ep);
     core_sslot_t *slot;
 
     if (status != IBMSG_OK) {
         return status;
     }
     slot = core_sslot_take(ep);
-    /* Held when messages are: it leaves in one post with the RTS behind it. */
-    status = verbs_qp_post_bind(ep->qp, w->mw, req->rndv.reg, (uintptr_t)req->buf, req->len, flags,
-                                (uintptr_t)slot);
+    /* Held wherever the QP holds sends, even for a blocking send (ep->send_batch 1): the RTS
+       posted right behind it takes it along, one post and one doorbell for both. */
+    status = verbs_qp_post_bind(ep->qp, w->mw, req->rndv.reg, (uintptr_t)req->buf, req->len,
+                                VERBS_SEND_DEFER, (uintptr_t)slot);
     if (status != IBMSG_OK) {
         window_put(ep, w, 1); /* never bound */
         if (status != IBMSG_ERR_NO_RESOURCE) {
@@ -139,7 +139,14 @@ static int window_bind(ibmsg_ep_t ep, struct ibmsg_request_s *req)
     req->rndv.win = w;
     core_cnt_inc(ep->cnt, CNT_CORE_RNDV_WINDOWS_BOUND);
     core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
-    return core_ep_handed(ep, flags);
+    if (verbs_qp_held(ep->qp) == 0) { /* a QP that holds nothing posted it at once */
+        return core_ep_handed(ep, 0);
+    }
+    if (ep->send_batch == 1) {
+        core_ep_mark_dirty(ep); /* the RTS takes it along; should that fail, progress does */
+        return IBMSG_OK;
+    }
+    return core_ep_handed(ep, VERBS_SEND_DEFER);
 }
 
 void core_rndv_send_drop(ibmsg_ep_t ep, struct ibmsg_request_s *req)
