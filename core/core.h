@@ -162,6 +162,8 @@ struct ibmsg_context_s {
     struct ibmsg_ep_s *dirty;
     uint32_t scq_reserved;
     uint32_t rcq_reserved;
+    uint32_t signals_outstanding; /* of all its endpoints: core_progress polls the send CQ by it */
+    uint8_t scq_due;              /* poll the send CQ at the next call whatever came (progress.c) */
     uint32_t eager_limit;
     uint32_t eager_hdr_max;     /* largest eager payload that arrives with the header (wire.h) */
     uint32_t buf_size;          /* bounce buffer bytes (core_wire_buf_size) */
@@ -190,6 +192,8 @@ static inline void core_req_complete(struct ibmsg_request_s *req, int error)
 
 /* progress.c */
 int core_progress(struct ibmsg_context_s *ctx, int *events);
+/** Poll the send CQ once and handle what it returned: the count, or an error (< 0). */
+int core_poll_send_cq(struct ibmsg_context_s *ctx);
 void core_ep_mark_dirty(struct ibmsg_ep_s *ep);
 /** Post the endpoint's queued sends while credits and send-queue room last; return credits. */
 void core_ep_service(struct ibmsg_ep_s *ep);
@@ -234,6 +238,18 @@ static inline void core_cnt_posted_now(struct ibmsg_ep_s *ep)
     core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
     core_cnt_inc(ep->cnt, CNT_VERBS_SEND_DOORBELLS);
 }
+/** A signalled work request of ep was posted: its completion is due on the send CQ. */
+static inline void core_signal_posted(struct ibmsg_ep_s *ep)
+{
+    ep->signals_outstanding++;
+    ep->ctx->signals_outstanding++;
+}
+/** n signalled work requests of ep completed, or will never complete (dropped before posting). */
+static inline void core_signals_done(struct ibmsg_ep_s *ep, uint32_t n)
+{
+    ep->signals_outstanding -= n;
+    ep->ctx->signals_outstanding -= n;
+}
 /** Whether a data message may be posted on ep now. */
 static inline int core_ep_can_send(const struct ibmsg_ep_s *ep)
 {
@@ -244,6 +260,11 @@ static inline uint32_t core_ep_eager_max(const struct ibmsg_ep_s *ep, uint64_t t
 {
     return core_wire_eager_max(ep->peer_limit, tag);
 }
+/**
+ * Post a signalled marker (a zero-length RDMA WRITE: no data, memory or key) in the next
+ * send-queue slot; its completion comes after those of everything posted before it.
+ */
+int core_ep_post_marker(struct ibmsg_ep_s *ep);
 /** Fail an endpoint: its queued sends and the receives bound to it complete with error. */
 void core_ep_fail(struct ibmsg_ep_s *ep, int error);
 

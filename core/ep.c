@@ -299,8 +299,14 @@ int ibmsg_ep_destroy(ibmsg_ep_t ep)
     ep->state = CORE_EP_CLOSING;
     ep_drop_unexpected(ep);
 
-    /* Flush the queue pair and take its completions, so none can name ep after it is freed. */
+    /* Flush the queue pair and take its completions, so none can name ep after it is freed:
+       unsignalled sends flush with a completion too (those already done have none), and a
+       marker posted now flushes behind them all, so its completion is the last (the drain of
+       the kernel's ib_drain_sq). A full send queue (rare) has no room for it. */
     verbs_qp_to_error(ep->qp);
+    if (ep->sq_head - ep->sq_tail < ep->sq_depth && core_ep_post_marker(ep) != IBMSG_OK) {
+        util_debug("qp 0x%x: no drain marker posted", ep->qpn);
+    }
     clock_gettime(CLOCK_MONOTONIC, &start);
     while (!ep_drained(ep)) {
         if (core_progress(ctx, NULL) != IBMSG_OK) {

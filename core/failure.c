@@ -20,22 +20,15 @@ void core_keepalive_init(ibmsg_context_t ctx)
 /* Post a probe into the next send-queue slot; it completes (and frees its slot) like a send. */
 static void keepalive_probe(ibmsg_ep_t ep, uint64_t now)
 {
-    core_sslot_t *slot = core_sslot_take(ep);
-
-    slot->signaled = 1;
-    /* A zero-length RDMA WRITE: acknowledged by the peer's transport without a receive buffer,
-       memory or key, so a dead peer shows as a retry-exceeded completion. */
-    if (verbs_qp_post_rdma(ep->qp, VERBS_RDMA_WRITE, NULL, 0, 0, 0, VERBS_SEND_SIGNALED,
-                           (uintptr_t)slot) != IBMSG_OK) {
+    /* A marker: acknowledged by the peer's transport without a receive buffer, memory or key,
+       so a dead peer shows as a retry-exceeded completion. */
+    if (core_ep_post_marker(ep) != IBMSG_OK) {
         core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
         return;
     }
-    ep->sq_last_signal = ep->sq_head + 1;
-    ep->signals_outstanding++;
-    ep->ka.probe_pos = ep->sq_head;
+    ep->ka.probe_pos = ep->sq_head - 1;
     ep->ka.probing = 1;
     ep->ka.silent_since_ns = now;
-    ep->sq_head++;
     core_cnt_inc(ep->cnt, CNT_CORE_KEEPALIVES_SENT);
     util_debug("qp 0x%x: silent for %llu ms: keepalive probe", ep->qpn,
                (unsigned long long)(ep->ctx->ka.interval_ns / 1000000u));

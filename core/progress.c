@@ -66,7 +66,7 @@ static void ep_drop_held(ibmsg_ep_t ep)
             s->rndv = NULL;
             core_rndv_read_done(ep, r, VERBS_WC_FLUSH);
         }
-        ep->signals_outstanding -= s->signaled;
+        core_signals_done(ep, s->signaled);
         s->signaled = 0;
     }
 }
@@ -130,6 +130,7 @@ static UTIL_COLD void wire_reject(ibmsg_ep_t ep, const core_wire_hdr_t *hdr, con
 
 static UTIL_COLD void wc_error(ibmsg_ep_t ep, const verbs_wc_t *wc, const char *what)
 {
+    ep->ctx->scq_due = 1; /* a queue pair in error: its send completions come unsignalled */
     /* A flush is the echo of a queue pair in the error state, never the cause: the cause (say
      * a retry-exceeded send) has its own completion, counted and logged. It fails the endpoint
      * all the same, as it may be seen first (the receive CQ is polled first). */
@@ -295,7 +296,7 @@ static void handle_send(ibmsg_context_t ctx, const verbs_wc_t *wc)
     }
     /* A flushed queue pair completes its unsignalled work requests too: only a signalled one
        was counted out. */
-    ep->signals_outstanding -= slot->signaled;
+    core_signals_done(ep, slot->signaled);
     slot->signaled = 0;
     if (util_unlikely(wc->status != VERBS_WC_SUCCESS)) {
         wc_error(ep, wc, "send");
@@ -369,7 +370,7 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
     if (ep->sq_head + 1 - ep->sq_last_signal >= ep->signal_interval) {
         flags |= VERBS_SEND_SIGNALED;
         ep->sq_last_signal = ep->sq_head + 1;
-        ep->signals_outstanding++;
+        core_signal_posted(ep);
         slot->signaled = 1;
     }
     flags |= core_ep_defer(ep); /* held: one post for many messages (core_ep_flush) */
@@ -382,7 +383,7 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
             slot->buf = NULL;
         }
         if (flags & VERBS_SEND_SIGNALED) {
-            ep->signals_outstanding--;
+            core_signals_done(ep, 1);
         }
         core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
         return IBMSG_ERR_PEER_FAILED;
@@ -397,6 +398,25 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
         core_cnt_inc(ep->cnt, CNT_CORE_CREDIT_MSGS_SENT);
     }
     return core_ep_handed(ep, flags);
+}
+
+int core_ep_post_marker(ibmsg_ep_t ep)
+{
+    core_sslot_t *slot = core_sslot_take(ep);
+    int status;
+
+    slot->signaled = 1;
+    status = verbs_qp_post_rdma(ep->qp, VERBS_RDMA_WRITE, NULL, 0, 0, 0, VERBS_SEND_SIGNALED,
+                                (uintptr_t)slot);
+    if (status != IBMSG_OK) {
+        slot->signaled = 0;
+        return status;
+    }
+    ep->sq_last_signal = ep->sq_head + 1;
+    core_signal_posted(ep);
+    ep->sq_head++;
+    core_cnt_posted_now(ep);
+    return IBMSG_OK;
 }
 
 int core_ep_handed(ibmsg_ep_t ep, unsigned flags)
@@ -466,6 +486,19 @@ void core_ep_service(ibmsg_ep_t ep)
     }
 }
 
+int core_poll_send_cq(ibmsg_context_t ctx)
+{
+    verbs_wc_t wcs[VERBS_CQ_POLL_MAX];
+    int m = verbs_cq_poll(ctx->scq, (int)ctx->cfg.poll_batch, wcs);
+
+    core_cnt_inc(ctx->cnt, CNT_VERBS_CQ_POLLS);
+    for (int i = 0; i < m; i++) {
+        handle_send(ctx, &wcs[i]);
+    }
+    core_cnt_add(ctx->cnt, CNT_VERBS_CQ_POLLS_EMPTY, (uint64_t)(m == 0));
+    return m;
+}
+
 int core_progress(ibmsg_context_t ctx, int *events)
 {
     verbs_wc_t wcs[VERBS_CQ_POLL_MAX];
@@ -486,16 +519,24 @@ int core_progress(ibmsg_context_t ctx, int *events)
     for (int i = 0; i < n; i++) {
         handle_recv(ctx, &wcs[i]);
     }
-    m = verbs_cq_poll(ctx->scq, batch, wcs);
-    core_cnt_inc(ctx->cnt, CNT_VERBS_CQ_POLLS);
+    /*
+     * The send CQ gets a completion for a signalled work request only, or an error one: so a
+     * call that found arrivals skips it while no signalled request is outstanding, and returns
+     * them sooner. An error completion of an unsignalled one comes from a queue pair in error,
+     * whose posted receives flush into the receive CQ too: a flushed receive makes this call
+     * poll the send CQ (ctx->scq_due), where the cause is counted and logged as before. The CQ
+     * has room for what waits (ctx->scq_reserved); a call that finds no arrival polls it always.
+     */
+    m = 0;
+    if (n == 0 || ctx->signals_outstanding != 0 || ctx->scq_due) {
+        m = core_poll_send_cq(ctx);
+        ctx->scq_due = m == (int)ctx->cfg.poll_batch; /* more may wait */
+    }
     if (util_unlikely(m < 0)) {
         core_timer_stop(ctx->cnt, CNT_CORE_PROGRESS_TIME, start);
         return m;
     }
-    for (int i = 0; i < m; i++) {
-        handle_send(ctx, &wcs[i]);
-    }
-    core_cnt_add(ctx->cnt, CNT_VERBS_CQ_POLLS_EMPTY, (uint64_t)(n == 0) + (m == 0));
+    core_cnt_add(ctx->cnt, CNT_VERBS_CQ_POLLS_EMPTY, (uint64_t)(n == 0));
     core_cnt_add(ctx->cnt, CNT_VERBS_COMPLETIONS, (uint64_t)(n + m));
 
     /*

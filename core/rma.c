@@ -64,7 +64,7 @@ static UTIL_COLD int rma_post_failed(ibmsg_ep_t ep, core_sslot_t *slot, unsigned
 {
     slot->req = NULL;
     if (flags & VERBS_SEND_SIGNALED) {
-        ep->signals_outstanding--;
+        core_signals_done(ep, 1);
     }
     core_ep_fail(ep, IBMSG_ERR_PEER_FAILED); /* completes the queued operations */
     return IBMSG_ERR_PEER_FAILED;
@@ -94,7 +94,7 @@ static int rma_post(ibmsg_ep_t ep, struct ibmsg_request_s *req)
         if ((last && !r->implicit) || ep->sq_head + 1 - ep->sq_last_signal >= ep->signal_interval) {
             flags |= VERBS_SEND_SIGNALED;
             ep->sq_last_signal = ep->sq_head + 1;
-            ep->signals_outstanding++;
+            core_signal_posted(ep);
             slot->signaled = 1;
         }
         status =

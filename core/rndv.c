@@ -303,7 +303,7 @@ static void unbind_service(ibmsg_ep_t ep)
         req_fifo_pop(&rv->unbind_head, &rv->unbind_tail);
         ep->sq_head++;
         ep->sq_last_signal = ep->sq_head;
-        ep->signals_outstanding++;
+        core_signal_posted(ep);
         core_cnt_inc(ep->cnt, CNT_CORE_RNDV_LOCAL_INVALIDATIONS);
         core_cnt_posted_now(ep);
     }
@@ -465,7 +465,7 @@ static void pull_service(ibmsg_ep_t ep)
             }
             ep->sq_head++;
             ep->sq_last_signal = ep->sq_head;
-            ep->signals_outstanding++;
+            core_signal_posted(ep);
             rv->reads_out++;
             r->reads_out++;
             core_level_add(ep->ctx->cnt, CNT_CORE_RNDV_READS_OUTSTANDING, 1);

@@ -107,6 +107,75 @@ TEST_F(MsgTest, PingPongEverySizeCountsExactly)
     EXPECT_GT(cnt(CNT_VERBS_CQ_POLLS), cnt(CNT_VERBS_CQ_POLLS_EMPTY));
 }
 
+// A progress call that finds arrivals polls the send CQ only when a completion can be there (a
+// signalled send outstanding, or an error seen): the arrival returns without that poll. 40
+// messages a -> b, one signal per core_signal_interval sends: every call checked, both kinds seen.
+TEST_F(MsgTest, ACallWithArrivalsPollsTheSendCqOnlyWhenACompletionIsDue)
+{
+    ASSERT_GT(a->signal_interval, 1u);
+    const int n = 40;
+    std::vector<ibmsg_request_t> rreq(n);
+    std::vector<std::vector<uint8_t>> in(n, std::vector<uint8_t>(8, 0xee));
+    for (int i = 0; i < n; i++) {
+        ASSERT_EQ(
+            ibmsg_tag_irecv(ctx, b, in[i].data(), 8, uint64_t(i), IBMSG_TAG_MASK_EXACT, &rreq[i]),
+            IBMSG_OK);
+        ibmsg_request_t sreq;
+        ASSERT_EQ(ibmsg_tag_isend(a, payload(uint64_t(i), 8).data(), 8, uint64_t(i), &sreq),
+                  IBMSG_OK);
+        ASSERT_EQ(ibmsg_request_wait(&sreq, nullptr), IBMSG_OK) << "inline: complete at once";
+    }
+    int skipped = 0, due_calls = 0, delivered = 0;
+    for (int calls = 0; delivered < n && calls < 100000; calls++) {
+        const bool due = ctx->signals_outstanding != 0 || ctx->scq_due;
+        const uint64_t polls = cnt(CNT_VERBS_CQ_POLLS);
+        int events = 0;
+        ASSERT_EQ(ibmsg_context_progress(ctx, &events), IBMSG_OK);
+        const uint64_t dp = cnt(CNT_VERBS_CQ_POLLS) - polls;
+        EXPECT_EQ(dp, !due && events > 0 ? 1u : 2u) << "call " << calls << ", due " << due;
+        skipped += !due && events > 0;
+        due_calls += due;
+        // Only complete ones are tested: a test of an incomplete one would progress.
+        while (delivered < n && rreq[delivered]->state == CORE_REQ_COMPLETE) {
+            int done = 0;
+            ASSERT_EQ(ibmsg_request_test(&rreq[delivered], &done, nullptr), IBMSG_OK);
+            ASSERT_EQ(done, 1);
+            ASSERT_EQ(in[delivered], payload(uint64_t(delivered), 8)) << "message " << delivered;
+            delivered++;
+        }
+    }
+    EXPECT_EQ(delivered, n);
+    EXPECT_GT(skipped, 0) << "no call with arrivals skipped the send CQ";
+    EXPECT_GT(due_calls, 0) << "the signalled sends were never seen outstanding";
+}
+
+// Destroying an endpoint whose sends are still in its send queue (its peer is gone, so they
+// wait for retries): every flushed one completes, signalled or not, and the drain marker posted
+// behind them is the last; after the destroy no completion in the send CQ names the endpoint,
+// which is freed (not kept as a zombie), and its bounce buffers are back.
+TEST_F(MsgTest, DestroyTakesEveryFlushedCompletionOfItsSendQueue)
+{
+    ASSERT_EQ(ibmsg_ep_destroy(b), IBMSG_OK);
+    b = IBMSG_EP_NULL;
+    const int n = 40; // above the inline limit: bounce buffers, a signal per interval only
+    for (int i = 0; i < n; i++) {
+        ibmsg_request_t sreq;
+        ASSERT_EQ(ibmsg_tag_isend(a, payload(uint64_t(i), 300).data(), 300, uint64_t(i), &sreq),
+                  IBMSG_OK);
+        ASSERT_EQ(ibmsg_request_wait(&sreq, nullptr), IBMSG_OK);
+    }
+    ASSERT_EQ(a->sq_head - a->sq_tail, uint64_t(n)) << "all in the send queue";
+    const uint64_t wrs = cnt(CNT_VERBS_SEND_WRS_POSTED);
+    ASSERT_EQ(ibmsg_ep_destroy(a), IBMSG_OK);
+    a = IBMSG_EP_NULL;
+    EXPECT_EQ(cnt(CNT_VERBS_SEND_WRS_POSTED), wrs + 1) << "the drain marker";
+    EXPECT_EQ(ctx->zombies, nullptr);
+    EXPECT_EQ(ctx->signals_outstanding, 0u);
+    EXPECT_EQ(cnt(CNT_VERBS_BUF_POOL_IN_USE), 0u) << "no endpoint left: every buffer back";
+    verbs_wc_t wcs[VERBS_CQ_POLL_MAX];
+    EXPECT_EQ(verbs_cq_poll(ctx->scq, VERBS_CQ_POLL_MAX, wcs), 0) << "a completion outlived a";
+}
+
 TEST_F(MsgTest, SendArgumentErrors)
 {
     std::vector<uint8_t> buf(limit + 1);
