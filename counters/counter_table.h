@@ -77,7 +77,7 @@
     X(VERBS_COMPLETIONS, "verbs_completions", COUNTER, CONTEXT, TUNER_BASIC, "verbs",              \
       "Work completions reaped from completion queues")                                            \
     X(VERBS_SEND_WRS_POSTED, "verbs_send_wrs_posted", COUNTER, ENDPOINT, TUNER_DETAIL, "verbs",    \
-      "Send work requests posted (all but keepalive probes, counted on their own)")               \
+      "Send work requests posted (all but markers: keepalive probes, counted on their own, and the drain marker of ibmsg_ep_destroy)")               \
     X(VERBS_SEND_DOORBELLS, "verbs_send_doorbells", COUNTER, ENDPOINT, TUNER_DETAIL, "verbs",      \
       "Send posts (ibv_post_send calls, probes aside); held messages go in one (core_send_batch)") \
     X(VERBS_RECV_WRS_POSTED, "verbs_recv_wrs_posted", COUNTER, ENDPOINT, TUNER_DETAIL, "verbs",    \

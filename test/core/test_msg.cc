@@ -165,10 +165,13 @@ TEST_F(MsgTest, DestroyTakesEveryFlushedCompletionOfItsSendQueue)
         ASSERT_EQ(ibmsg_request_wait(&sreq, nullptr), IBMSG_OK);
     }
     ASSERT_EQ(a->sq_head - a->sq_tail, uint64_t(n)) << "all in the send queue";
-    const uint64_t wrs = cnt(CNT_VERBS_SEND_WRS_POSTED);
+    const uint64_t wrs = cnt(CNT_VERBS_SEND_WRS_POSTED), comps = cnt(CNT_VERBS_COMPLETIONS);
+    const uint64_t receives = a->rq_posted;
     ASSERT_EQ(ibmsg_ep_destroy(a), IBMSG_OK);
     a = IBMSG_EP_NULL;
-    EXPECT_EQ(cnt(CNT_VERBS_SEND_WRS_POSTED), wrs + 1) << "the drain marker";
+    EXPECT_EQ(cnt(CNT_VERBS_COMPLETIONS), comps + receives + n + 1)
+        << "each posted receive and queued send flushed, then the drain marker";
+    EXPECT_EQ(cnt(CNT_VERBS_SEND_WRS_POSTED), wrs) << "markers are not messages";
     EXPECT_EQ(ctx->zombies, nullptr);
     EXPECT_EQ(ctx->signals_outstanding, 0u);
     EXPECT_EQ(cnt(CNT_VERBS_BUF_POOL_IN_USE), 0u) << "no endpoint left: every buffer back";
