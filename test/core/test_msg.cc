@@ -571,6 +571,30 @@ struct SendBatchTest : MsgTest {
             ASSERT_EQ((*in)[i], payload(uint64_t(i + 1), len)) << "message " << i;
         }
     }
+    // A blocking rendezvous send of one message above the limit a -> b: the window's bind and
+    // the RTS leave in doorbells_with_window posts (plus any local invalidation); the send
+    // returns complete, the receiver has every byte.
+    void blocking_rendezvous(uint64_t doorbells_with_window)
+    {
+        const size_t len = size_t(a->peer_limit) + 1;
+        std::vector<uint8_t> in(len, 0xee);
+        ibmsg_request_t rreq;
+        ASSERT_EQ(ibmsg_tag_irecv(ctx, b, in.data(), len, 7, IBMSG_TAG_MASK_EXACT, &rreq),
+                  IBMSG_OK);
+        ASSERT_EQ(ibmsg_tag_send(a, payload(7, len).data(), len, 7), IBMSG_OK);
+        const uint64_t windows = ep_cnt(a, CNT_CORE_RNDV_WINDOWS_BOUND);
+        const uint64_t local_invs = ep_cnt(a, CNT_CORE_RNDV_LOCAL_INVALIDATIONS);
+        EXPECT_EQ(windows, a->rndv.windows ? 1u : 0u);
+        EXPECT_EQ(ep_cnt(a, CNT_CORE_RNDV_MSGS_SENT), 1u);
+        EXPECT_EQ(ep_cnt(a, CNT_VERBS_SEND_WRS_POSTED), windows + 1 + local_invs);
+        EXPECT_EQ(ep_cnt(a, CNT_VERBS_SEND_DOORBELLS),
+                  (windows ? doorbells_with_window : 1) + local_invs);
+        EXPECT_EQ(verbs_qp_held(a->qp), 0u);
+        ibmsg_tag_status_t st{};
+        ASSERT_EQ(ibmsg_request_wait(&rreq, &st), IBMSG_OK);
+        EXPECT_EQ(st.length, len);
+        EXPECT_EQ(in, payload(7, len));
+    }
 };
 
 TEST_F(SendBatchTest, HeldMessagesLeaveInOnePostAtTheNextProgressCall)
@@ -643,38 +667,13 @@ TEST_F(SendBatchTest, BlockingSendLeavesAtOnceBehindTheHeldOnes)
     EXPECT_EQ(ep_cnt(a, CNT_VERBS_SEND_WRS_POSTED), 4u);
 }
 
-// A blocking rendezvous send of one message above the limit: the window's bind and the RTS
-// leave in one post when the QP holds sends (batch 16), in two when it does not (batch 1);
-// the send returns complete, the receiver has every byte.
-static void blocking_rendezvous(SendBatchTest *t, uint64_t doorbells_with_window)
-{
-    const size_t len = size_t(t->a->peer_limit) + 1;
-    std::vector<uint8_t> in(len, 0xee);
-    ibmsg_request_t rreq;
-    ASSERT_EQ(ibmsg_tag_irecv(t->ctx, t->b, in.data(), len, 7, IBMSG_TAG_MASK_EXACT, &rreq),
-              IBMSG_OK);
-    ASSERT_EQ(ibmsg_tag_send(t->a, payload(7, len).data(), len, 7), IBMSG_OK);
-    const uint64_t windows = t->ep_cnt(t->a, CNT_CORE_RNDV_WINDOWS_BOUND);
-    const uint64_t local_invs = t->ep_cnt(t->a, CNT_CORE_RNDV_LOCAL_INVALIDATIONS);
-    EXPECT_EQ(windows, t->a->rndv.windows ? 1u : 0u);
-    EXPECT_EQ(t->ep_cnt(t->a, CNT_CORE_RNDV_MSGS_SENT), 1u);
-    EXPECT_EQ(t->ep_cnt(t->a, CNT_VERBS_SEND_WRS_POSTED), windows + 1 + local_invs);
-    EXPECT_EQ(t->ep_cnt(t->a, CNT_VERBS_SEND_DOORBELLS),
-              (windows ? doorbells_with_window : 1) + local_invs);
-    EXPECT_EQ(verbs_qp_held(t->a->qp), 0u);
-    ibmsg_tag_status_t st{};
-    ASSERT_EQ(ibmsg_request_wait(&rreq, &st), IBMSG_OK);
-    EXPECT_EQ(st.length, len);
-    EXPECT_EQ(in, payload(7, len));
-}
-
 TEST_F(SendBatchTest, BlockingRendezvousSendBindsAndAnnouncesInOnePost)
 {
     open(16);
     if (IsSkipped() || HasFatalFailure()) {
         return;
     }
-    blocking_rendezvous(this, 1);
+    blocking_rendezvous(1); // batch 16: the QP holds the bind for the RTS
     EXPECT_EQ(a->send_batch, 16u) << "the setting is back for the next isend";
 }
 
@@ -684,7 +683,7 @@ TEST_F(SendBatchTest, BlockingRendezvousSendOnAQpHoldingNothingPostsTheBindAtOnc
     if (IsSkipped() || HasFatalFailure()) {
         return;
     }
-    blocking_rendezvous(this, 2);
+    blocking_rendezvous(2); // batch 1: the QP holds nothing
 }
 
 TEST_F(SendBatchTest, HeldMessagesOfAFailedEndpointGiveTheirResourcesBack)
