@@ -17,7 +17,7 @@ function(ibmsg_target_sanitizers target)
   endif()
   if(IBMSG_SANITIZE_THREAD)
     # GCC cannot instrument atomic_thread_fence (-Wtsan): code with fences compiles, but TSan
-    # does not see the ordering they give (counters/shard.c is fence-free for that reason).
+    # does not see the ordering they give (counters/shards/shard.c is fence-free for that reason).
     target_compile_options(${target} PRIVATE -fsanitize=thread -fno-omit-frame-pointer
                                              $<$<C_COMPILER_ID:GNU>:-Wno-tsan>)
     target_link_options(${target} PUBLIC -fsanitize=thread)
@@ -26,7 +26,7 @@ endfunction()
 
 # ibmsg_add_layer(NAME SOURCES ... [DEPENDS layer ...])
 # One folder of the library as an object library. DEPENDS names the layers below it: that is how
-# the layering of DESIGN.md is written down (and test/check_layers enforces the includes).
+# the layering of docs/architecture.md is written down (and test/check_layers enforces the includes).
 function(ibmsg_add_layer name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS" ${ARGN})
   add_library(${name} OBJECT ${ARG_SOURCES})

@@ -8,7 +8,8 @@
 #include <ibmsg/status.h>
 #include <ibmsg/tool.h>
 
-#include "counters/registry.h"
+#include "counters/builtin.h"
+#include "counters/registry/registry.h"
 #include "util/log.h"
 #include "util/parse.h"
 
@@ -116,6 +117,8 @@ static void check_reg(int ret, const char *what)
 static void config_register(void)
 {
     int index;
+
+    cnt_builtin_init(); /* the shard variables first, as in every process (builtin.h) */
     cnt_cvar_desc_t dev = {
         .name = "device",
         .datatype = IBMSG_T_CHAR,

@@ -51,7 +51,7 @@ extern "C" {
     X(keepalive_ms, "core_keepalive_ms", 1000, 0, 3600000,                                       \
       "probe an endpoint that received nothing for this long (ms; 0: never; see failure.h)")
 
-/* The world's settings (core/world.c, core/wireup.c), a list of their own so the one above keeps
+/* The world's settings (world/world.c, world/wireup.c), a list of their own so the one above keeps
    its lines. */
 #define CORE_CONFIG_WORLD_LIST(X)                                                       \
     X(world_wireup, "world_wireup", 1, 0, 1,                                            \

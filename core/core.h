@@ -146,8 +146,18 @@ static inline core_sslot_t *core_sslot_take(struct ibmsg_ep_s *ep)
 
 typedef struct core_req_chunk core_req_chunk_t;
 
+/*
+ * Work of a layer above the core that progress must drive (the job layer's connection manager):
+ * called at the start of every core_progress while fn is set. The core calls it and knows
+ * nothing else of it; the layer sets and clears it with core_context_set_progress_hook.
+ */
+typedef struct core_progress_hook {
+    void (*fn)(void *arg);
+    void *arg;
+} core_progress_hook_t;
+
 struct ibmsg_context_s {
-    cnt_shard_t *cnt; /* its counter block (counters/counter_table.h, CONTEXT entries) */
+    cnt_shard_t *cnt; /* its counter block (counters/shards/counter_table.h, CONTEXT entries) */
     core_config_t cfg;
     verbs_dev_t *dev;
     verbs_cq_t *scq;
@@ -165,10 +175,10 @@ struct ibmsg_context_s {
     uint32_t signals_outstanding; /* of all its endpoints: core_progress polls the send CQ by it */
     uint8_t scq_due;              /* poll the send CQ at the next call whatever came (progress.c) */
     uint32_t eager_limit;
-    uint32_t eager_hdr_max;     /* largest eager payload that arrives with the header (wire.h) */
-    uint32_t buf_size;          /* bounce buffer bytes (core_wire_buf_size) */
-    verbs_rcache_t *rcache;     /* registrations of user buffers (rendezvous) */
-    struct core_wireup *wireup; /* the world's connection manager, progressed with the CQs */
+    uint32_t eager_hdr_max; /* largest eager payload that arrives with the header (wire.h) */
+    uint32_t buf_size;      /* bounce buffer bytes (core_wire_buf_size) */
+    verbs_rcache_t *rcache; /* registrations of user buffers (rendezvous) */
+    core_progress_hook_t progress_hook; /* a layer above progressed with the CQs (the job layer) */
     core_rma_ctx_t rma;
     core_ctx_keepalive_t ka; /* failure.c */
 };
@@ -192,6 +202,9 @@ static inline void core_req_complete(struct ibmsg_request_s *req, int error)
 
 /* progress.c */
 int core_progress(struct ibmsg_context_s *ctx, int *events);
+/* Set (fn non-NULL) or clear (fn NULL) the context's progress hook; returns the one it replaces. */
+core_progress_hook_t core_context_set_progress_hook(struct ibmsg_context_s *ctx,
+                                                    void (*fn)(void *arg), void *arg);
 /** Poll the send CQ once and handle what it returned: the count, or an error (< 0). */
 int core_poll_send_cq(struct ibmsg_context_s *ctx);
 void core_ep_mark_dirty(struct ibmsg_ep_s *ep);

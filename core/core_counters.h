@@ -1,10 +1,10 @@
 /*
- * The messaging core's counting. Every counter is declared once, in counters/counter_table.h;
- * this file only wraps the shard API (counters/shard.h) for the core's hot path. A context owns
- * a block (its CONTEXT counters), each endpoint a child block of it (its ENDPOINT counters), so
- * a pvar reads one endpoint, one context with its endpoints, or everything. The block pointer is
- * held by the object: an update is a plain load, add and store to a line only this thread
- * writes, with no TLS lookup, lock or atomic read-modify-write.
+ * The messaging core's counting. Every counter is declared once, in
+ * counters/shards/counter_table.h; this file only wraps the shard API (counters/shards/shard.h) for
+ * the core's hot path. A context owns a block (its CONTEXT counters), each endpoint a child block
+ * of it (its ENDPOINT counters), so a pvar reads one endpoint, one context with its endpoints, or
+ * everything. The block pointer is held by the object: an update is a plain load, add and store to
+ * a line only this thread writes, with no TLS lookup, lock or atomic read-modify-write.
  *
  * With -DIBMSG_CORE_COUNTERS=OFF the updates compile to nothing, to measure what counting
  * costs; the pvars then stay 0. Tests that check counts skip in such a build.
@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "ibmsg_config.h"
-#include "counters/shard.h"
+#include "counters/shards/shard.h"
 #include "util/compiler.h"
 
 #ifdef __cplusplus

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "core/core.h"
-#include "core/wireup.h"
 #include "util/log.h"
 
 _Static_assert(IBMSG_TAG_COMPACT_MAX == CORE_WIRE_IMM_TAG_MAX, "the public limit is the wire's");
@@ -498,6 +497,16 @@ int core_poll_send_cq(ibmsg_context_t ctx)
     return m;
 }
 
+core_progress_hook_t core_context_set_progress_hook(ibmsg_context_t ctx, void (*fn)(void *arg),
+                                                    void *arg)
+{
+    core_progress_hook_t old = ctx->progress_hook;
+
+    ctx->progress_hook.fn = fn;
+    ctx->progress_hook.arg = fn != NULL ? arg : NULL;
+    return old;
+}
+
 int core_progress(ibmsg_context_t ctx, int *events)
 {
     verbs_wc_t wcs[VERBS_CQ_POLL_MAX];
@@ -505,8 +514,8 @@ int core_progress(ibmsg_context_t ctx, int *events)
     ibmsg_ep_t ep, later = NULL;
     cnt_tick_t start = core_timer_start(CNT_CORE_PROGRESS_TIME); /* 0 unless a handle runs */
 
-    if (ctx->wireup != NULL) {
-        core_wireup_progress(ctx->wireup); /* connect requests: one empty-CQ poll when idle */
+    if (ctx->progress_hook.fn != NULL) {
+        ctx->progress_hook.fn(ctx->progress_hook.arg); /* the job layer: one empty-CQ poll idle */
     }
     core_flush_held(ctx); /* what was held goes out before we wait for anything */
     n = verbs_cq_poll(ctx->rcq, batch, wcs);

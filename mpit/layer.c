@@ -140,7 +140,8 @@ static void layer_resolve_ports(void)
             ibmsg_t_port_get_info(p->port, p->dev, &len, &p->port_num) != IBMSG_OK) {
             continue;
         }
-        /* The category that holds exactly the variables this port serves (counters/nic_pvars.c). */
+        /* The category that holds exactly the variables this port serves
+         * (counters/nic/nic_pvars.c). */
         snprintf(cat, sizeof(cat), "nic_%s_port%d", p->dev, p->port_num);
         if (ibmsg_t_category_get_index(cat, &p->cat) != IBMSG_OK) {
             p->cat = -1;

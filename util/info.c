@@ -1,5 +1,5 @@
 /*
- * Info objects (include/ibmsg/info.h, seed 002): an ordered array of terms.
+ * Info objects (include/ibmsg/info.h): an ordered array of terms.
  *
  * An info handle is a pointer to the object; its magic field catches NULL, garbage and most
  * double frees, but as with MPI_Info a handle used after ibmsg_info_free is undefined behaviour.

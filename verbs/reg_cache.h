@@ -41,7 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "counters/shard.h"
+#include "counters/shards/shard.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,6 +1,6 @@
 /*
  * An unreliable-datagram (UD) queue pair with its own completion queue and registered slots:
- * the connection-less channel the world's on-demand wireup (core/wireup.c) sends its connect
+ * the connection-less channel the world's on-demand wireup (world/wireup.c) sends its connect
  * requests over. Slow path only: one small datagram at a time, copied in and out.
  */
 #ifndef IBMSG_VERBS_UD_H

@@ -1,8 +1,9 @@
 /*
- * Info objects: typed hints (seed 002). An info object is an ordered list of terms; a term is a
- * bare string or a (key, value) pair whose value is a string, an integer or a double. Setting a
- * key that is already present replaces its value (and type) in place; bare strings are appended
- * in order. Keys are case-sensitive and at most IBMSG_INFO_MAX_KEY bytes (without the NUL).
+ * Info objects: typed hints (the typed-info proposal for MPI). An info object is an ordered list of
+ * terms; a term is a bare string or a (key, value) pair whose value is a string, an integer or a
+ * double. Setting a key that is already present replaces its value (and type) in place; bare
+ * strings are appended in order. Keys are case-sensitive and at most IBMSG_INFO_MAX_KEY bytes
+ * (without the NUL).
  *
  * Thread safety: an info object may be read from several threads at once; writing it while
  * another thread uses it is the caller's to prevent.

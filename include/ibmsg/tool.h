@@ -310,7 +310,7 @@ enum {
 
 /**
  * Root categories (those no category contains), in index order. Up to len indices are written;
- * *num (if not NULL) is set to the total number of roots. (Taxonomy proposal, seed 000.)
+ * *num (if not NULL) is set to the total number of roots. (The MPI_T taxonomy proposal.)
  */
 IBMSG_API int ibmsg_t_category_get_roots(int len, int indices[], int *num);
 
@@ -328,7 +328,7 @@ IBMSG_API int ibmsg_t_category_get_containing(int kind, int index, int transitiv
  * contains, directly or through subcategories: depth first (a category's own variables in the
  * order they joined, then its subcategories in the order they joined), duplicates dropped keeping
  * the first. Another kind is IBMSG_T_ERR_INVALID. Up to len indices are written; *num is the total.
- * (Container operations, seed 004.)
+ * (The container operations proposal.)
  */
 IBMSG_API int ibmsg_t_category_flatten(int cat_index, int kind, int len, int indices[], int *num);
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/core.h"
-#include "counters/shard.h"
+#include "counters/shards/shard.h"
 #include "core_fixture.h"
 #include "ibmsg/ibmsg.h"
 #include "ibmsg/tool.h"

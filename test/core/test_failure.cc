@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "core/core.h"
-#include "counters/shard.h"
+#include "counters/shards/shard.h"
 #include "core_fixture.h"
 #include "ibmsg/ibmsg.h"
 

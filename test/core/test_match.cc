@@ -7,7 +7,7 @@
 #include <ibmsg/tool.h>
 
 #include "core/match.h"
-#include "counters/shard.h"
+#include "counters/shards/shard.h"
 
 namespace
 {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/core.h"
-#include "counters/shard.h"
+#include "counters/shards/shard.h"
 #include "core_fixture.h"
 #include "ibmsg/ibmsg.h"
 #include "ibmsg/tool.h"
@@ -52,7 +52,7 @@ struct MsgTest : core_test::PairTest {
             EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
         }
     }
-    // The context's view: its own block plus its endpoints' (counters/shard.h).
+    // The context's view: its own block plus its endpoints' (counters/shards/shard.h).
     uint64_t cnt(cnt_id_t id, cnt_read_what_t what = CNT_READ_VALUE) const
     {
         return cnt_read(ctx->cnt, id, what);

@@ -2,9 +2,9 @@
 // fixture copy) and PAPI events together; starting and stopping them with ALL_HANDLES takes every
 // value first and only then marks the handles started or stopped, so all deltas describe the
 // same interval.
-#include "counters/registry.h"
-#include "counters/shard.h"
-#include "counters/tool_internal.h"
+#include "counters/registry/registry.h"
+#include "counters/shards/shard.h"
+#include "counters/registry/tool_internal.h"
 
 #include <ibmsg/tool.h>
 
@@ -15,7 +15,7 @@
 #include <cstring>
 #include <vector>
 
-#include "counters/nic_fixture.h"
+#include "counters/nic/nic_fixture.h"
 
 namespace
 {

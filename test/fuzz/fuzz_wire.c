@@ -27,7 +27,7 @@
 #include "core/wire.h"
 #include <ibmsg/tool.h>
 
-#include "counters/shard.h"
+#include "counters/shards/shard.h"
 
 #define FUZZ_MAX_MSG   (sizeof(core_wire_hdr_t) + 16384)
 #define FUZZ_MAX_QUEUE 64

@@ -1,4 +1,4 @@
-/* Info objects (seed 002): typed terms in order, replace in place, dup, errors. */
+/* Info objects: typed terms in order, replace in place, dup, errors. */
 #include <ibmsg/info.h>
 
 #include <gtest/gtest.h>

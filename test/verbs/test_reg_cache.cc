@@ -13,7 +13,7 @@
 #include <ibmsg/status.h>
 #include <ibmsg/tool.h>
 
-#include "counters/shard.h"
+#include "counters/shards/shard.h"
 #include "verbs/pagemap.h"
 #include "verbs/reg_cache.h"
 

@@ -1,0 +1,161 @@
+/*
+ * Every software counter of ibmsg, declared once. The slot ids of counters/shards/shard.h, the
+ * pvars of counters/shards/shard_vars.c and their categories are all generated from these two
+ * tables, so adding a counter is one line here and one cnt_inc() where the event happens.
+ *
+ * CNT_COUNTER_TABLE(X): X(id, name, kind, owner, verbosity, category, description)
+ *   id        CNT_<id> is the slot id passed to cnt_inc() and friends
+ *   name      the pvar name (lower_snake, subsystem prefix)
+ *   kind      COUNTER   only increments (pvar class COUNTER, unsigned long long)
+ *             LEVEL     goes up and down, summed over shards (class LEVEL, long long)
+ *             LEVEL_WM  a LEVEL that also keeps high and low watermarks (classes
+ *                       HIGHWATERMARK / LOWWATERMARK, see counters/shards/shard.h for their
+ * meaning) TIMER     accumulated time, read in nanoseconds (class TIMER, unsigned long long) owner
+ * which shards are written: THREAD (each thread's own shard) or the block of an object (ENDPOINT,
+ * CONTEXT): the pvars bind to NO_OBJECT (the sum over every shard) and to that owner
+ * (IBMSG_T_BIND_<owner>); ENDPOINT counters also bind to CONTEXT (an endpoint's block is a child of
+ * its context's, see cnt_block_create_child()) verbosity IBMSG_T_VERBOSITY_<verbosity> category the
+ * category (of CNT_CATEGORY_TABLE) the pvars join
+ */
+#ifndef IBMSG_COUNTERS_COUNTER_TABLE_H
+#define IBMSG_COUNTERS_COUNTER_TABLE_H
+
+/* CNT_CATEGORY_TABLE(X): X(name, parent, description); parents come before their children. */
+#define CNT_CATEGORY_TABLE(X)                                                                    \
+    X("ibmsg", NULL, "Everything ibmsg exports")                                                 \
+    X("core", "ibmsg", "The messaging core: protocols, matching, progress")                      \
+    X("eager", "core", "The eager protocol: messages copied through bounce buffers or inline")   \
+    X("matching", "core", "Tag matching: posted receives and unexpected messages")               \
+    X("verbs", "ibmsg", "The verbs layer: completion queues, work requests, registered buffers") \
+    X("tool", "ibmsg", "The tool information interface itself: sessions and handles")            \
+    X("rendezvous", "core", "The rendezvous protocol: large messages pulled with RDMA READ")     \
+    X("reg_cache", "verbs", "The registration cache of user buffers")                            \
+    X("rma", "core", "One-sided operations: put, get, flush, mapped memory and remote keys")
+
+/* clang-format off */
+#define CNT_COUNTER_TABLE(X)                                                                       \
+    /* core: eager protocol (per endpoint; also per context, its endpoints summed) */             \
+    X(CORE_EAGER_MSGS_SENT, "core_eager_msgs_sent", COUNTER, ENDPOINT, USER_BASIC, "eager",        \
+      "Tagged messages sent with the eager protocol (inline sends included)")                      \
+    X(CORE_EAGER_BYTES_SENT, "core_eager_bytes_sent", COUNTER, ENDPOINT, USER_BASIC, "eager",      \
+      "Payload bytes of tagged messages sent with the eager protocol")                             \
+    X(CORE_INLINE_MSGS_SENT, "core_inline_msgs_sent", COUNTER, ENDPOINT, TUNER_BASIC, "eager",     \
+      "Eager messages whose payload was sent inline in the work request")                          \
+    X(CORE_COMPACT_MSGS_SENT, "core_compact_msgs_sent", COUNTER, ENDPOINT, TUNER_BASIC, "eager",   \
+      "Eager messages whose header travelled in the immediate data (the payload alone on the wire)")\
+    X(CORE_EAGER_MSGS_RECVD, "core_eager_msgs_recvd", COUNTER, ENDPOINT, USER_BASIC, "eager",      \
+      "Eager tagged messages received (matched or unexpected)")                                    \
+    X(CORE_EAGER_BYTES_RECVD, "core_eager_bytes_recvd", COUNTER, ENDPOINT, USER_BASIC, "eager",    \
+      "Payload bytes of eager tagged messages received")                                           \
+    X(CORE_TRUNCATED_MSGS, "core_truncated_msgs", COUNTER, ENDPOINT, USER_BASIC, "eager",          \
+      "Messages longer than the receive buffer they matched (completed with a truncation error)")  \
+    X(CORE_CREDIT_STALLS, "core_credit_stalls", COUNTER, ENDPOINT, TUNER_BASIC, "eager",           \
+      "Sends that waited because the peer had granted no receive credit")                          \
+    X(CORE_CREDIT_MSGS_SENT, "core_credit_msgs_sent", COUNTER, ENDPOINT, TUNER_DETAIL, "eager",    \
+      "Explicit credit returns sent (credits not piggy-backed on a message)")                      \
+    X(CORE_CREDIT_MSGS_RECVD, "core_credit_msgs_recvd", COUNTER, ENDPOINT, TUNER_DETAIL, "eager",  \
+      "Explicit credit returns received")                                                          \
+    X(CORE_WIRE_REJECTED, "core_wire_rejected", COUNTER, ENDPOINT, USER_BASIC, "eager",            \
+      "Headers from the wire rejected as malformed (length, tag, sequence or credits)")            \
+    /* core: tag matching (per context: receives may match any endpoint) */                        \
+    X(CORE_POSTED_RECVQ, "core_posted_recvq_length", LEVEL_WM, CONTEXT, TUNER_BASIC, "matching",   \
+      "Receives posted and not yet matched")                                                       \
+    X(CORE_UNEXPECTED_RECVQ, "core_unexpected_recvq_length", LEVEL_WM, CONTEXT, TUNER_BASIC,       \
+      "matching", "Messages arrived before a matching receive was posted")                         \
+    X(CORE_UNEXPECTED_MSGS, "core_unexpected_msgs", COUNTER, CONTEXT, TUNER_BASIC, "matching",     \
+      "Messages that arrived before a matching receive was posted")                                \
+    X(CORE_MATCH_ATTEMPTS, "core_match_attempts", COUNTER, CONTEXT, TUNER_DETAIL, "matching",      \
+      "Queue entries compared while matching (both queues)")                                       \
+    X(CORE_PROGRESS_TIME, "core_progress_time", TIMER, CONTEXT, TUNER_DETAIL, "core",              \
+      "Time spent in the progress engine, in nanoseconds (counted while a handle runs)")           \
+    /* verbs (per context, except what belongs to one queue pair) */                               \
+    X(VERBS_CQ_POLLS, "verbs_cq_polls", COUNTER, CONTEXT, TUNER_DETAIL, "verbs",                   \
+      "Completion queue polls")                                                                    \
+    X(VERBS_CQ_POLLS_EMPTY, "verbs_cq_polls_empty", COUNTER, CONTEXT, TUNER_DETAIL, "verbs",       \
+      "Completion queue polls that found no completion")                                           \
+    X(VERBS_COMPLETIONS, "verbs_completions", COUNTER, CONTEXT, TUNER_BASIC, "verbs",              \
+      "Work completions reaped from completion queues")                                            \
+    X(VERBS_SEND_WRS_POSTED, "verbs_send_wrs_posted", COUNTER, ENDPOINT, TUNER_DETAIL, "verbs",    \
+      "Send work requests posted (all but markers: keepalive probes, counted on their own, and the drain marker of ibmsg_ep_destroy)")               \
+    X(VERBS_SEND_DOORBELLS, "verbs_send_doorbells", COUNTER, ENDPOINT, TUNER_DETAIL, "verbs",      \
+      "Send posts (ibv_post_send calls, probes aside); held messages go in one (core_send_batch)") \
+    X(VERBS_RECV_WRS_POSTED, "verbs_recv_wrs_posted", COUNTER, ENDPOINT, TUNER_DETAIL, "verbs",    \
+      "Receive work requests posted")                                                              \
+    X(VERBS_WC_ERRORS, "verbs_wc_errors", COUNTER, ENDPOINT, USER_BASIC, "verbs",                  \
+      "Work completions with an error status (flushes, the echo of an error, not counted)")        \
+    X(VERBS_RNR_EVENTS, "verbs_rnr_events", COUNTER, ENDPOINT, TUNER_BASIC, "verbs",               \
+      "Receiver-not-ready events: sends the peer refused for lack of a posted receive")            \
+    X(VERBS_BUF_POOL_IN_USE, "verbs_buf_pool_in_use", LEVEL_WM, CONTEXT, TUNER_BASIC, "verbs",     \
+      "Registered bounce buffers taken from the pools (send and receive)")                         \
+    /* the tool interface itself (per thread) */                                                   \
+    X(TOOL_HANDLE_ALLOCS, "tool_handle_allocs", COUNTER, THREAD, TUNER_DETAIL, "tool",             \
+      "Performance variable handles allocated")                                                    \
+    X(TOOL_HANDLES_ALIVE, "tool_handles_alive", LEVEL_WM, THREAD, TUNER_DETAIL, "tool",            \
+      "Performance variable handles that exist now")                                               \
+    X(TOOL_SESSIONS_ALIVE, "tool_sessions_alive", LEVEL_WM, THREAD, TUNER_DETAIL, "tool",          \
+      "Performance variable sessions that exist now")                                              \
+    X(TOOL_PVAR_READ_TIME, "tool_pvar_read_time", TIMER, THREAD, TUNER_DETAIL, "tool",             \
+      "Time spent in ibmsg_t_pvar_read, in nanoseconds (counted while a handle runs)")             \
+    /* core: rendezvous protocol (per endpoint) */                                                 \
+    X(CORE_RNDV_MSGS_SENT, "core_rndv_msgs_sent", COUNTER, ENDPOINT, USER_BASIC, "rendezvous",     \
+      "Tagged messages sent with the rendezvous protocol (request-to-send posted)")               \
+    X(CORE_RNDV_BYTES_SENT, "core_rndv_bytes_sent", COUNTER, ENDPOINT, USER_BASIC, "rendezvous",   \
+      "Payload bytes of tagged messages sent with the rendezvous protocol")                        \
+    X(CORE_RNDV_MSGS_RECVD, "core_rndv_msgs_recvd", COUNTER, ENDPOINT, USER_BASIC, "rendezvous",   \
+      "Requests-to-send received (matched or unexpected)")                                         \
+    X(CORE_RNDV_BYTES_RECVD, "core_rndv_bytes_recvd", COUNTER, ENDPOINT, USER_BASIC, "rendezvous", \
+      "Payload bytes pulled into receive buffers with RDMA READ (truncated messages: what fit)")   \
+    X(CORE_RNDV_READS_POSTED, "core_rndv_reads_posted", COUNTER, ENDPOINT, TUNER_DETAIL,           \
+      "rendezvous", "RDMA READ work requests posted (a message is split by the port's limits)")    \
+    X(CORE_RNDV_REJECTED, "core_rndv_rejected", COUNTER, ENDPOINT, USER_BASIC, "rendezvous",       \
+      "Requests-to-send and FINs rejected: id, address, length or key of no outstanding transfer") \
+    X(CORE_RNDV_WINDOWS_BOUND, "core_rndv_windows_bound", COUNTER, ENDPOINT, TUNER_DETAIL,         \
+      "rendezvous", "Memory windows bound over exactly a rendezvous message (its key, one use)")   \
+    X(CORE_RNDV_LOCAL_INVALIDATIONS, "core_rndv_local_invalidations", COUNTER, ENDPOINT,           \
+      TUNER_DETAIL, "rendezvous",                                                                  \
+      "Windows invalidated here after the FIN, as the FIN did not invalidate them (SEND_WITH_INV)") \
+    /* verbs: registration cache of user buffers (per context) */                                  \
+    X(VERBS_REG_CACHE_HITS, "verbs_reg_cache_hits", COUNTER, CONTEXT, TUNER_BASIC, "reg_cache",    \
+      "Registrations found in the cache and still mapping the same pages")                        \
+    X(VERBS_REG_CACHE_MISSES, "verbs_reg_cache_misses", COUNTER, CONTEXT, TUNER_BASIC,             \
+      "reg_cache", "Memory registrations made (every one when the cache is disabled)")             \
+    X(VERBS_REG_CACHE_EVICTIONS, "verbs_reg_cache_evictions", COUNTER, CONTEXT, TUNER_BASIC,       \
+      "reg_cache", "Unused cached registrations released to stay within the size limits")          \
+    X(VERBS_REG_CACHE_INVALIDATIONS, "verbs_reg_cache_invalidations", COUNTER, CONTEXT,            \
+      TUNER_BASIC, "reg_cache",                                                                    \
+      "Cached registrations dropped because their addresses map other pages now (freed memory)")  \
+    X(VERBS_REG_BYTES, "verbs_reg_bytes", LEVEL_WM, CONTEXT, TUNER_BASIC, "reg_cache",             \
+      "Bytes of user memory registered now (cached or in use by a transfer)")                      \
+    X(CORE_RNDV_READS_OUTSTANDING, "core_rndv_reads_outstanding", LEVEL_WM, CONTEXT, TUNER_DETAIL, \
+      "rendezvous", "RDMA READs posted and not complete (per endpoint at most its max_rd_atomic)")  \
+    /* core: one-sided operations (per endpoint; mapped memory per context) */                    \
+    X(CORE_RMA_PUT_OPS, "core_rma_put_ops", COUNTER, ENDPOINT, USER_BASIC, "rma",                  \
+      "Puts (RDMA WRITE operations) issued, of any size")                                         \
+    X(CORE_RMA_PUT_BYTES, "core_rma_put_bytes", COUNTER, ENDPOINT, USER_BASIC, "rma",              \
+      "Bytes of the puts issued")                                                                 \
+    X(CORE_RMA_GET_OPS, "core_rma_get_ops", COUNTER, ENDPOINT, USER_BASIC, "rma",                  \
+      "Gets (RDMA READ operations) issued, of any size")                                          \
+    X(CORE_RMA_GET_BYTES, "core_rma_get_bytes", COUNTER, ENDPOINT, USER_BASIC, "rma",              \
+      "Bytes of the gets issued")                                                                 \
+    X(CORE_RMA_INLINE_PUTS, "core_rma_inline_puts", COUNTER, ENDPOINT, TUNER_BASIC, "rma",         \
+      "Puts whose data went inline in the work request")                                          \
+    X(CORE_RMA_FLUSHES, "core_rma_flushes", COUNTER, ENDPOINT, USER_BASIC, "rma",                  \
+      "Endpoint flushes started")                                                                 \
+    X(CORE_RMA_REFUSED_OOB, "core_rma_refused_out_of_bounds", COUNTER, ENDPOINT, USER_BASIC,       \
+      "rma", "Puts and gets refused locally: outside the range of the remote key")                \
+    X(CORE_RMA_RKEYS_REJECTED, "core_rma_rkeys_rejected", COUNTER, ENDPOINT, USER_BASIC, "rma",    \
+      "Remote key blobs from peers rejected as malformed")                                        \
+    X(CORE_RMA_MAPPED_BYTES, "core_rma_mapped_bytes", LEVEL_WM, CONTEXT, USER_BASIC, "rma",        \
+      "Bytes of memory mapped for one-sided access now")  \
+    /* core: failures (core/failure.c) */                                                          \
+    X(CORE_EP_FAILURES, "core_ep_failures", COUNTER, ENDPOINT, USER_BASIC, "core",                 \
+      "Endpoints that failed: transport error (peer dead or unreachable) or failed post")          \
+    X(CORE_KEEPALIVES_SENT, "core_keepalives_sent", COUNTER, ENDPOINT, TUNER_BASIC, "core",        \
+      "Keepalive probes (zero-length RDMA writes) posted to silent endpoints")                     \
+    X(CORE_PEER_FAILED_REQS, "core_peer_failed_reqs", COUNTER, ENDPOINT, USER_BASIC, "core",       \
+      "Requests completed with IBMSG_ERR_PEER_FAILED when their endpoint failed")                  \
+    X(CORE_ENDPOINTS, "core_endpoints", LEVEL_WM, CONTEXT, TUNER_BASIC, "core",                    \
+      "Endpoints that exist now (created and not yet destroyed)")
+/* clang-format on */
+
+#endif

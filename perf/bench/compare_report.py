@@ -1,0 +1,420 @@
+#!/usr/bin/env python3
+"""perf/bench/compare's report: reads what perf/bench/compare_run left in OUT (runs.tsv, raw/, env.txt),
+writes OUT/samples.csv (every run, one row each), OUT/table.txt (medians and ratios, also
+printed) and, unless --no-plots, OUT/bandwidth.png and OUT/latency.png (gnuplot).
+
+Numbers are taken as each tool prints them; MB is 2^20 bytes in all three (perftest's and
+ibmsg's MB/sec, UCX's MB/s). A run that failed, that a tool refused (ibmsg above its eager
+limit) or whose numbers are not finite and positive (perftest's rdtsc calibration fails under
+emulation now and then: 0.00 or inf) gives no sample; its reason is kept in the CSV."""
+import csv
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+TOOLS = ["ibmsg", "perftest", "ucx"]
+LABEL = {"ibmsg": "ibmsg", "perftest": "perftest", "ucx": "UCX",
+         "ibmsg_off": "ibmsg, counting compiled out"}
+# The latency ladder (--steps, perf/bench/compare_run's steps_rungs): what each rung adds.
+STEPS = [("step_verbs", "bare verbs: one buffer, SEND, every send signalled (ib_send_lat's loop)"),
+         ("step_imm", "+ SEND_WITH_IMM (the compact header)"),
+         ("step_buffers", "+ 64 receive buffers, a ring of 128 send buffers"),
+         ("step_copy_send", "+ the sender's copy into its send buffer"),
+         ("step_copy_recv", "+ the receiver's copy out of its receive buffer"),
+         ("step_send_cq", "+ a send CQ of its own, one signal per 16 sends (= ibmsg's set)"),
+         ("ibmsg", "ibmsg_send_lat --counters (the library: matching, requests, credits)"),
+         ("perftest", "ib_send_lat, for reference")]
+FIELDS = ["rep", "round", "tool", "test", "size", "iters", "status", "wall_ms", "valid",
+          "bw_MBps", "msg_rate_Mps", "lat_typical_us", "lat_avg_us", "lat_p99_us", "note"]
+
+
+def read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def number(s):
+    try:
+        return float(s)
+    except ValueError:
+        return math.nan
+
+
+def perftest_row(text, key):
+    """The first row under the table header containing key (perftest's and ibmsg's tables)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if "#bytes" in line and key in line:
+            for row in lines[i + 1:]:
+                fields = row.split()
+                if fields and re.match(r"^\d+$", fields[0]):
+                    return [number(f) for f in fields]
+            break
+    return None
+
+
+def ucx_row(text):
+    lines = [l.strip() for l in text.splitlines()]
+    for i, line in enumerate(lines):
+        if line.startswith("iterations,") and i + 1 < len(lines):
+            names = line.split(",")
+            values = [number(v) for v in lines[i + 1].split(",")]
+            if len(values) == len(names):
+                return dict(zip(names, values))
+    return None
+
+
+def parse_run(out, run):
+    rep, rnd, tool, test, size, iters, status, wall_ms, f = run
+    s = {"rep": rep, "round": rnd, "tool": tool, "test": test, "size": int(size),
+         "iters": int(iters), "status": int(status), "wall_ms": wall_ms, "valid": 0, "note": ""}
+    text = read(os.path.join(out, f + ".client.out"))
+    err = read(os.path.join(out, f + ".client.err")) + read(os.path.join(out, f + ".server.err"))
+    if s["status"] != 0:
+        if "eager limit" in err:
+            s["note"] = "refused: above the eager limit (rendezvous not available)"
+        else:
+            last = [l for l in err.strip().splitlines() if l.strip()]
+            s["note"] = "failed (status %d): %s" % (s["status"], last[-1][:120] if last else "")
+        return s
+    if tool == "ucx":
+        u = ucx_row(text)
+        if u is None:
+            s["note"] = "no result line in the output"
+            return s
+        if test == "bw":
+            s["bw_MBps"], s["msg_rate_Mps"] = u.get("overall_bw"), u.get("overall_mr", 0) / 1e6
+        else:
+            s["lat_typical_us"] = u.get("50.0_percentile_lat")
+            s["lat_avg_us"] = u.get("overall_lat")
+    else:
+        if test == "bw":
+            r = perftest_row(text, "BW average")
+            if r is None or len(r) < 5:
+                s["note"] = "no result row in the output"
+                return s
+            s["bw_MBps"], s["msg_rate_Mps"] = r[3], r[4]
+        else:
+            r = perftest_row(text, "t_typical")
+            if r is None or len(r) < 8:
+                s["note"] = "no result row in the output"
+                return s
+            s["lat_typical_us"], s["lat_avg_us"], s["lat_p99_us"] = r[4], r[5], r[7]
+    key = "msg_rate_Mps" if test == "bw" else "lat_typical_us"
+    v = s.get(key)
+    if v is None or not math.isfinite(v) or v <= 0:
+        s["note"] = "result not finite and positive (%s): clock calibration failed?" % v
+        return s
+    s["valid"] = 1
+    return s
+
+
+def fmt(v, digits=2):
+    if v is None:
+        return "n/a"
+    if v >= 100:
+        return "%.0f" % v
+    if v >= 1:
+        return "%.*f" % (digits, v)
+    return "%.*g" % (3, v)
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return "n/a"
+    r = a / b
+    # Two decimals, or three significant digits for a ratio below 0.01 (one outlier of a tool,
+    # e.g. a 4 ms Soft-RoCE retransmission in its median, must not print as 0.00).
+    return "%.2f" % r if r >= 0.01 else "%.3g" % r
+
+
+def human(size):
+    for unit, n in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= n and size % n == 0:
+            return "%d %s" % (size // n, unit)
+    return "%d B" % size
+
+
+def medians(samples, test, key):
+    med, count = {}, {}
+    for s in samples:
+        if s["test"] == test and s["valid"]:
+            med.setdefault((s["tool"], s["size"]), []).append(s[key])
+    for k, v in med.items():
+        count[k] = len(v)
+        med[k] = statistics.median(v)
+    return med, count
+
+
+def table(rows, header):
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    line = lambda r: "  ".join(str(c).rjust(w) for c, w in zip(r, widths))
+    return [line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
+
+
+def compare_tables(samples, sizes, env, reps):
+    bw, bw_n = medians(samples, "bw", "bw_MBps")
+    mr, _ = medians(samples, "bw", "msg_rate_Mps")
+    lat, lat_n = medians(samples, "lat", "lat_typical_us")
+    out = ["ibmsg vs perftest vs UCX, one boot, tools interleaved, %d repetition(s); medians" % reps]
+    out += ["  " + l for l in env]
+    out.append("")
+    out.append("Bandwidth, one way (ib_send_bw / ucx_perftest -t tag_bw / ibmsg_send_bw --counters);"
+               " MB/s = 2^20 B/s, msg rate in thousands/s")
+    rows = []
+    for z in sizes:
+        g = lambda t, d=bw: d.get((t, z))
+        k = lambda t: None if mr.get((t, z)) is None else mr[(t, z)] * 1e3
+        rows.append([human(z), fmt(g("ibmsg")), fmt(g("perftest")), fmt(g("ucx")),
+                     ratio(g("ibmsg"), g("perftest")), ratio(g("ibmsg"), g("ucx")),
+                     fmt(k("ibmsg")), fmt(k("perftest")), fmt(k("ucx")),
+                     "/".join(str(bw_n.get((t, z), 0)) for t in TOOLS)])
+    out += table(rows, ["size", "ibmsg MB/s", "perftest", "UCX", "ibmsg/perftest", "ibmsg/UCX",
+                        "ibmsg kmsg/s", "perftest", "UCX", "runs i/p/u"])
+    out.append("")
+    out.append("Latency, half round trip, typical (median) in microseconds (ib_send_lat t_typical /"
+               " tag_lat 50th percentile / ibmsg_send_lat t_typical); ratio < 1: ibmsg faster")
+    rows = []
+    for z in sizes:
+        g = lambda t: lat.get((t, z))
+        rows.append([human(z), fmt(g("ibmsg")), fmt(g("perftest")), fmt(g("ucx")),
+                     ratio(g("ibmsg"), g("perftest")), ratio(g("ibmsg"), g("ucx")),
+                     "/".join(str(lat_n.get((t, z), 0)) for t in TOOLS)])
+    out += table(rows, ["size", "ibmsg us", "perftest", "UCX", "ibmsg/perftest", "ibmsg/UCX",
+                        "runs i/p/u"])
+    out.append("")
+    out.append("Targets (issue 10):")
+
+    def verdict(name, ok_list):
+        known = [ok for ok in ok_list if ok is not None]
+        if not known:
+            return "  %-58s n/a" % name
+        state = "met" if all(known) else "NOT met"
+        if len(known) < len(ok_list):
+            state += " where measured (%d of %d comparisons n/a)" % (len(ok_list) - len(known),
+                                                                      len(ok_list))
+        return "  %-58s %s" % (name, state)
+
+    def ge(d, z, better_high=True):
+        res = []
+        for t in ("perftest", "ucx"):
+            a, b = d.get(("ibmsg", z)), d.get((t, z))
+            res.append(None if a is None or b is None else (a >= b if better_high else a <= b))
+        return res
+
+    if 8 in sizes:
+        out.append(verdict("message rate at 8 B >= perftest and UCX", ge(mr, 8)))
+    big = [z for z in sizes if 4096 <= z <= 1 << 20]
+    if big:
+        span = human(big[0]) if len(big) == 1 else "%s..%s" % (human(big[0]), human(big[-1]))
+        out.append(verdict("bandwidth %s >= perftest and UCX" % span,
+                           sum((ge(bw, z) for z in big), [])))
+    for z in (8, 4096):
+        if z in sizes:
+            out.append(verdict("latency at %s <= perftest and UCX" % human(z), ge(lat, z, False)))
+    notes = sorted({"%s %s %s: %s" % (s["tool"], s["test"], human(s["size"]), s["note"])
+                    for s in samples if not s["valid"]})
+    if notes:
+        out.append("")
+        out.append("Runs without a sample (n/a above when no run of a size had one):")
+        out += ["  " + n for n in notes]
+    return out, bw, lat
+
+
+def steps_table(samples, sizes, env, reps):
+    lat, count = medians(samples, "lat", "lat_typical_us")
+    out = ["Latency ladder: bare verbs with ibmsg's ingredients added one at a time, then ibmsg;"
+           " one boot, interleaved, %d repetition(s)" % reps]
+    out += ["  " + l for l in env]
+    out.append("Half round trip, typical (median of the runs' t_typical), microseconds; step:"
+               " the change from the rung above")
+    rows = []
+    for i, (tool, what) in enumerate(STEPS):
+        row = [what]
+        for z in sizes:
+            v = lat.get((tool, z))
+            above = lat.get((STEPS[i - 1][0], z)) if 0 < i and tool != "perftest" else None
+            row += [fmt(v), "" if v is None or above is None else "%+.2f" % (v - above),
+                    str(count.get((tool, z), 0))]
+        rows.append(row)
+    header = ["rung"]
+    for z in sizes:
+        header += [human(z), "step", "runs"]
+    out += table(rows, header)
+    for z in sizes:
+        same, ours, pt = (lat.get((t, z)) for t in ("step_send_cq", "ibmsg", "perftest"))
+        if same is not None and ours is not None:
+            out.append("  %s: ibmsg less bare verbs with the same ingredients: %+.2f us (the "
+                       "library's own code)%s" % (human(z), ours - same, "" if pt is None else
+                                                  "; ibmsg / ib_send_lat %s" % ratio(ours, pt)))
+    notes = sorted({"%s %s: %s" % (s["tool"], human(s["size"]), s["note"])
+                    for s in samples if not s["valid"]})
+    if notes:
+        out += ["", "Runs without a sample:"] + ["  " + n for n in notes]
+    return out
+
+
+def cost_table(samples, env, reps, out_dir):
+    rates = {t: [s["msg_rate_Mps"] * 1e6 for s in samples if s["tool"] == t and s["valid"]]
+             for t in ("ibmsg", "ibmsg_off")}
+    out = ["Cost of counting: ibmsg_send_bw -s 8, %d alternating pairs, one boot" % reps]
+    out += ["  " + l for l in env]
+    for t in ("ibmsg", "ibmsg_off"):
+        v = rates[t]
+        out.append("  %-40s median %s msg/s over %d runs (%s)" % (
+            LABEL[t] if t != "ibmsg" else "ibmsg, counting on (+ --counters session)",
+            "%.0f" % statistics.median(v) if v else "n/a", len(v),
+            " ".join("%.0f" % x for x in v)))
+    if rates["ibmsg"] and rates["ibmsg_off"]:
+        r = statistics.median(rates["ibmsg"]) / statistics.median(rates["ibmsg_off"])
+        spread = [abs(a / statistics.median(v) - 1) for v in rates.values() for a in v]
+        out.append("  ratio on/off of the medians: %.4f (%+.2f%%); run-to-run spread up to %.1f%%"
+                   % (r, (r - 1) * 100, max(spread) * 100))
+        # The two runs of one repetition ran back to back: their ratio is free of slow drifts.
+        by_rep = {}
+        for x in samples:
+            if x["tool"] in ("ibmsg", "ibmsg_off") and x["valid"]:
+                by_rep.setdefault(x["rep"], {})[x["tool"]] = x["msg_rate_Mps"]
+        paired = sorted(v["ibmsg"] / v["ibmsg_off"] for v in by_rep.values() if len(v) == 2)
+        if paired:
+            out.append("  median of the %d per-repetition ratios on/off: %.4f (from %.3f to %.3f)"
+                       % (len(paired), statistics.median(paired), paired[0], paired[-1]))
+        runs = min(len(v) for v in rates.values())
+        if runs < 3:
+            out.append("  target: within 1%%: not decidable: %d run(s) of a build (the noise "
+                       "shows from 3)" % runs)
+        elif max(spread) > 0.01:
+            out.append("  target: within 1%%: not decidable in this boot: runs of one build "
+                       "differ by up to %.1f%% (noise of the emulated guest on its host)"
+                       % (max(spread) * 100))
+        else:
+            out.append("  target: within 1%%: %s" % ("met" if abs(r - 1) <= 0.01 else "NOT met"))
+    out += instructions_table(out_dir, rates["ibmsg"])
+    return out
+
+
+def instructions_table(out_dir, rates_on):
+    """The deterministic side: instructions per message (instructions.tsv) and the cost of one
+    counter update in the guest (bench_counters.txt)."""
+    path = os.path.join(out_dir, "instructions.tsv")
+    if not os.path.exists(path):
+        return []
+    ir = {}
+    with open(path) as f:
+        for line in f:
+            tool, side, n, count, status = line.split()
+            if status == "0" and int(count) > 0:
+                ir[(tool, side, int(n))] = int(count)
+    out = ["User-space instructions per message (callgrind on one side, difference of runs of "
+           "2000 and 6000 messages):"]
+    per = {}
+    for side in ("sender", "receiver"):
+        for tool in ("ibmsg", "ibmsg_off"):
+            a, b = ir.get((tool, side, 2000)), ir.get((tool, side, 6000))
+            per[(tool, side)] = (b - a) / 4000.0 if a and b else None
+        on, off = per[("ibmsg", side)], per[("ibmsg_off", side)]
+        if on is None or off is None:
+            out.append("  %-8s n/a (a run failed: see raw/ir_*)" % side)
+            continue
+        out.append("  %-8s counting on %.0f, off %.0f: %+.0f instructions per message"
+                   % (side, on, off, on - off))
+    loop = {}
+    for line in read(os.path.join(out_dir, "bench_counters.txt")).splitlines():
+        f = line.split()
+        if len(f) == 5 and f[0] in ("none", "shard"):
+            loop[f[0]] = float(f[1])  # ns per iteration of the update loop, one thread
+    if len(loop) == 2:
+        out.append("  bench_counters in this guest: %.3f ns per loop iteration with a shard "
+                   "update, %.3f without (%+.3f ns per update)"
+                   % (loop["shard"], loop["none"], loop["shard"] - loop["none"]))
+    deltas = [per[("ibmsg", s)] - per[("ibmsg_off", s)] for s in ("sender", "receiver")
+              if per[("ibmsg", s)] is not None and per[("ibmsg_off", s)] is not None]
+    if deltas and rates_on and "none" in loop:
+        ns = 1e9 / statistics.median(rates_on)
+        worst = max(deltas)
+        # A loop iteration of several instructions takes loop["none"] ns here: 1 ns per added
+        # instruction is generous (it does not bound cache misses, which shard updates to a
+        # line only this thread writes do not have in a steady stream).
+        out.append("  estimate, at 1 ns per added instruction (more than a whole iteration "
+                   "of that loop, %.2f ns): %.0f instructions are %.0f ns = %.2f%% of the "
+                   "%.0f ns per message at the measured median rate"
+                   % (loop["none"], worst, worst, worst / ns * 100, ns))
+    return out
+
+
+def plot(out, sizes, med, test):
+    tools = [t for t in TOOLS if any((t, z) in med for z in sizes)]
+    if not tools:
+        return None
+    for t in tools:
+        with open(os.path.join(out, "median_%s_%s.dat" % (test, t)), "w") as f:
+            for z in sizes:
+                if (t, z) in med:
+                    f.write("%d %.6g\n" % (z, med[(t, z)]))
+    png = os.path.join(out, "bandwidth.png" if test == "bw" else "latency.png")
+    title = ("Send bandwidth, one way (medians)" if test == "bw" else
+             "Send latency, half round trip, typical (medians)")
+    ylabel = "MB/s (2^{20} B/s)" if test == "bw" else "microseconds"
+    script = [
+        "set terminal png size 900,600",
+        "set output '%s'" % png,
+        "set title '%s'" % title,
+        "set logscale x 2", "set logscale y",
+        "set xlabel 'message size (bytes)'", "set ylabel '%s'" % ylabel,
+        "set grid", "set key top left",
+        "set xrange [%g:%g]" % (sizes[0] / 1.5, sizes[-1] * 1.5),
+        "set xtics (%s)" % ", ".join("'%s' %d" % (human(z).replace(" ", ""), z) for z in sizes),
+        "plot " + ", ".join("'%s' using 1:2 with linespoints lw 2 title '%s'" % (
+            os.path.join(out, "median_%s_%s.dat" % (test, t)), LABEL[t]) for t in tools),
+    ]
+    subprocess.run(["gnuplot"], input="\n".join(script) + "\n", text=True, check=True)
+    return png
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if len(args) != 1:
+        print("usage: compare_report.py OUT [--no-plots] [--counters-cost | --steps]",
+              file=sys.stderr)
+        return 2
+    out = args[0]
+    with open(os.path.join(out, "runs.tsv")) as f:
+        runs = [l.rstrip("\n").split("\t") for l in f if l.strip()]
+    samples = [parse_run(out, r) for r in runs]
+    with open(os.path.join(out, "samples.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w.writeheader()
+        for s in samples:
+            w.writerow({k: ("" if s.get(k) is None else s.get(k)) for k in FIELDS})
+    env = [l for l in read(os.path.join(out, "env.txt")).splitlines() if l]
+    mtu = [l for l in env if l.startswith("ib_active_mtu") or l.startswith("netdev")]
+    env_lines = ["set-up: " + "; ".join(l for l in env if l.startswith("device")) +
+                 "; " + "; ".join(mtu) + " (veth MTU 9000 gives IB MTU 4096)",
+                 "versions: " + "; ".join(l for l in env if l.startswith(("perftest", "ucx",
+                                                                         "kernel", "cpus")))]
+    reps = max([int(s["rep"]) for s in samples] or [0])
+    if "--counters-cost" in sys.argv:
+        lines = cost_table(samples, env_lines, reps, out)
+    elif "--steps" in sys.argv:
+        lines = steps_table(samples, sorted({s["size"] for s in samples}), env_lines, reps)
+    else:
+        sizes = sorted({s["size"] for s in samples})
+        lines, bw, lat = compare_tables(samples, sizes, env_lines, reps)
+        if "--no-plots" not in sys.argv:
+            made = [p for p in (plot(out, sizes, bw, "bw"), plot(out, sizes, lat, "lat")) if p]
+            lines += ["", "Plots (log-log, one line per tool): " + ", ".join(made)]
+        lines += ["Raw samples: " + os.path.join(out, "samples.csv")]
+    with open(os.path.join(out, "table.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

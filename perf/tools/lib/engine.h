@@ -1,0 +1,33 @@
+/* Private to perf/tools/lib: what the measured loops of engine.c and write.c share. */
+#ifndef IBMSG_PERF_LIB_ENGINE_H
+#define IBMSG_PERF_LIB_ENGINE_H
+
+#include <ibmsg/ibmsg.h>
+
+#include "perf/tools/lib/counters.h"
+#include "perf/tools/lib/perf.h"
+#include "perf/tools/lib/report.h"
+
+#define PERF_OOB_TIMEOUT 60000 /* ms: the peer may be slow to start under emulation */
+
+typedef struct perf_conn {
+    ibmsg_context_t ctx;
+    ibmsg_ep_t ep;
+    ibmsg_oob_t oob;
+} perf_conn_t;
+
+/** A message buffer of size bytes (at least 1), page-aligned as perftest's are, so both tools'
+ *  messages span the same pages; NULL without memory. Freed with free(). */
+void *perf_buffer(size_t size);
+/** Seconds of CLOCK_MONOTONIC. */
+double perf_now(void);
+/** Print what failed to stderr; return status. */
+int perf_fail(const char *what, int status);
+/** Both sides reach this point before either goes on (a TCP frame each way). */
+int perf_barrier(perf_conn_t *c);
+
+/** One size of the one-sided write bandwidth test (write.c), client or server side. */
+int perf_write_run(const perf_options_t *o, perf_conn_t *c, perf_counters_t *pc, size_t size,
+                   perf_row_t *row, perf_result_t *res);
+
+#endif

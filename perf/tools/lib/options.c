@@ -1,0 +1,359 @@
+/*
+ * Command line of the perf tools: perftest's letters and meanings, strictly checked. A flag
+ * perftest has but that cannot mean anything for ibmsg (or for this test) is refused with the
+ * reason rather than silently ignored, so a result never looks like it used a setting it did not.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf/tools/lib/perf.h"
+
+enum {
+    OPT_REPORT_GBITS = 256,
+    OPT_OUTPUT,
+    OPT_COUNTERS,
+    OPT_JSON,
+};
+
+static const struct option perf_long_options[] = {
+    {"ib-dev", required_argument, NULL, 'd'},
+    {"ib-port", required_argument, NULL, 'i'},
+    {"gid-index", required_argument, NULL, 'x'},
+    {"port", required_argument, NULL, 'p'},
+    {"size", required_argument, NULL, 's'},
+    {"iters", required_argument, NULL, 'n'},
+    {"all", no_argument, NULL, 'a'},
+    {"duration", required_argument, NULL, 'D'},
+    {"tx-depth", required_argument, NULL, 't'},
+    {"rx-depth", required_argument, NULL, 'r'},
+    {"cq-mod", required_argument, NULL, 'Q'},
+    {"inline_size", required_argument, NULL, 'I'},
+    {"post_list", required_argument, NULL, 'l'},
+    {"CPU-freq", no_argument, NULL, 'F'},
+    {"help", no_argument, NULL, 'h'},
+    {"report_gbits", no_argument, NULL, OPT_REPORT_GBITS},
+    {"output", required_argument, NULL, OPT_OUTPUT},
+    {"counters", optional_argument, NULL, OPT_COUNTERS},
+    {"json", required_argument, NULL, OPT_JSON},
+    {NULL, 0, NULL, 0},
+};
+
+void perf_options_usage(perf_test_t test, const char *prog, FILE *out)
+{
+    bool bw = test != PERF_TEST_SEND_LAT, write = test == PERF_TEST_WRITE_BW;
+
+    fprintf(out,
+            "Usage:\n"
+            "  %s [options]          start a server and wait for a client\n"
+            "  %s [options] <host>   connect to the server on <host>\n"
+            "\n"
+            "%s, perftest's flags:\n"
+            "  -d, --ib-dev=<dev>       RDMA device (default: the first ACTIVE port)\n"
+            "  -i, --ib-port=<port>     device port (default: the first ACTIVE one)\n"
+            "  -x, --gid-index=<index>  GID index (default: RoCE v2 IPv4-mapped GID)\n"
+            "  -p, --port=<port>        TCP port of the out-of-band exchange (default %d)\n"
+            "  -s, --size=<bytes>       message size (default %d); up to 8 MiB\n"
+            "  -n, --iters=<n>          iterations (default %d)\n"
+            "  -a, --all                sizes 2 .. 2^23%s\n"
+            "  -D, --duration=<s>       run each size for s seconds instead of -n iterations\n",
+            prog, prog,
+            write ? "RDMA write bandwidth through ibmsg_put (one-sided: the server maps a buffer\n"
+                    "and sends its key over the TCP connection; the client puts)"
+            : bw  ? "Send bandwidth through ibmsg tagged messages (eager, rendezvous above the\n"
+                    "eager limit)"
+                  : "Send latency (half round trip) through ibmsg tagged messages (eager,\n"
+                    "rendezvous above the eager limit)",
+            PERF_DEFAULT_TCP_PORT, bw ? 65536 : 2, PERF_DEFAULT_ITERS,
+            write ? "" : " (above the eager limit: rendezvous)");
+    if (write) {
+        fprintf(out,
+                "  -t, --tx-depth=<n>       puts in flight (default 128; ibmsg core_sq_depth)\n"
+                "      --report_gbits      bandwidth in Gb/s instead of MB/s\n");
+    } else if (bw) {
+        fprintf(out,
+                "  -t, --tx-depth=<n>       sends in flight (default 128; ibmsg core_sq_depth)\n"
+                "  -r, --rx-depth=<n>       receives posted by the server (default 512; ibmsg\n"
+                "                           core_credits: receive buffers per endpoint)\n"
+                "  -l, --post_list=<n>      sends posted together, 1..64 (ibmsg core_send_batch,\n"
+                "                           default 32: messages started back to back are held\n"
+                "                           and posted as one list; perftest posts one by one)\n"
+                "      --report_gbits      bandwidth in Gb/s instead of MB/s\n");
+    }
+    fprintf(out,
+            "  -Q, --cq-mod=<n>         signal one %s in n (ibmsg core_signal_interval; bw\n"
+            "                           default 100 as perftest, at most half the send queue)\n"
+            "  -I, --inline_size=<n>    largest inline %s (ibmsg core_inline_limit)\n"
+            "  -F, --CPU-freq           accepted for perftest compatibility; no effect: times\n"
+            "                           come from clock_gettime(CLOCK_MONOTONIC), not rdtsc\n"
+            "      --output=<what>      print only %s\n"
+            "      --counters[=CAT,...] after the table, the deltas over the measured interval\n"
+            "                           of the ibmsg counters (categories core, verbs), the NIC\n"
+            "                           port counters (nic) and PAPI events (papi); default all\n"
+            "      --json=<file|->      write results and counters as JSON (\"-\": stdout, the\n"
+            "                           report then goes to stderr)\n"
+            "  -h, --help               this text\n"
+            "%s"
+            "Both sides must be given the same -s/-n/-a/-D (checked at connection).\n",
+            write ? "put" : "send", write ? "put" : "send",
+            bw ? "bandwidth or message_rate" : "latency (t_typical)",
+            write ? "Not for writes: -r (the server posts no receives), -l (puts are posted at\n"
+                    "once).\n"
+            : bw  ? ""
+                  : "Not for latency (one message in flight): -t, -r, -l, --report_gbits.\n");
+}
+
+static int perf_parse_long(const char *flag, const char *arg, long min, long max, long *out,
+                           FILE *err)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(arg, &end, 0);
+    if (errno != 0 || end == arg || *end != '\0' || v < min || v > max) {
+        fprintf(err, "invalid value '%s' for %s: expected an integer in %ld..%ld\n", arg, flag, min,
+                max);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static void perf_options_defaults(perf_options_t *o, perf_test_t test, const char *prog)
+{
+    memset(o, 0, sizeof(*o));
+    o->test = test;
+    o->prog = prog;
+    o->ib_port = -1;
+    o->gid_index = -1;
+    o->tcp_port = PERF_DEFAULT_TCP_PORT;
+    o->size = test != PERF_TEST_SEND_LAT ? 65536 : 2;
+    o->iters = PERF_DEFAULT_ITERS;
+    o->tx_depth = 128;
+    o->rx_depth = 512;
+    o->cq_mod = -1;
+    o->inline_size = -1;
+    o->post_list = -1;
+}
+
+static int perf_check_categories(const char *list, FILE *err)
+{
+    static const char *known[] = {"core", "verbs", "nic", "papi"};
+    char buf[256];
+    char *save = NULL;
+
+    if (strlen(list) >= sizeof(buf)) {
+        fprintf(err, "--counters: list too long\n");
+        return -1;
+    }
+    strcpy(buf, list);
+    for (char *t = strtok_r(buf, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
+        bool ok = false;
+        for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+            ok = ok || strcmp(t, known[i]) == 0;
+        }
+        if (!ok) {
+            fprintf(err, "--counters: unknown category '%s' (known: core, verbs, nic, papi)\n", t);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int perf_options_parse(perf_options_t *o, perf_test_t test, int argc, char **argv, FILE *out,
+                       FILE *err)
+{
+    const char *prog = argc > 0 ? argv[0] : "ibmsg_perf";
+    const char *p = strrchr(prog, '/');
+    bool bw = test != PERF_TEST_SEND_LAT;
+    bool output_set = false;
+    long v;
+    int c;
+
+    prog = p != NULL ? p + 1 : prog;
+    perf_options_defaults(o, test, prog);
+    opterr = 0;
+    optind = 0; /* 0, not 1: glibc then also forgets a previous scan's state */
+    while ((c = getopt_long(argc, argv, ":d:i:x:p:s:n:aD:t:r:Q:I:l:Fh", perf_long_options, NULL)) !=
+           -1) {
+        switch (c) {
+        case 'd':
+            if (optarg[0] == '\0' || strlen(optarg) >= 64) {
+                fprintf(err, "%s: invalid device name for -d\n", prog);
+                return PERF_PARSE_ERROR;
+            }
+            o->device = optarg;
+            break;
+        case 'i':
+            if (perf_parse_long("-i", optarg, 1, 255, &v, err) != 0) {
+                return PERF_PARSE_ERROR;
+            }
+            o->ib_port = (int)v;
+            break;
+        case 'x':
+            if (perf_parse_long("-x", optarg, 0, 255, &v, err) != 0) {
+                return PERF_PARSE_ERROR;
+            }
+            o->gid_index = (int)v;
+            break;
+        case 'p':
+            if (perf_parse_long("-p", optarg, 1, 65535, &v, err) != 0) {
+                return PERF_PARSE_ERROR;
+            }
+            o->tcp_port = (uint16_t)v;
+            break;
+        case 's':
+            if (perf_parse_long("-s", optarg, 1, (long)PERF_MAX_SIZE, &v, err) != 0) {
+                return PERF_PARSE_ERROR;
+            }
+            o->size = (size_t)v;
+            o->size_set = true;
+            break;
+        case 'n':
+            /* Latency needs more than the two dropped samples. */
+            if (perf_parse_long("-n", optarg, bw ? 1 : 5, 100000000, &v, err) != 0) {
+                return PERF_PARSE_ERROR;
+            }
+            o->iters = v;
+            o->iters_set = true;
+            break;
+        case 'a':
+            o->all_sizes = true;
+            break;
+        case 'D':
+            if (perf_parse_long("-D", optarg, 1, 3600, &v, err) != 0) {
+                return PERF_PARSE_ERROR;
+            }
+            o->duration = (int)v;
+            break;
+        case 't':
+        case 'r':
+            if (!bw) {
+                fprintf(err, "%s: -%c does not apply to a latency test (one message in flight)\n",
+                        prog, c);
+                return PERF_PARSE_ERROR;
+            }
+            if (c == 'r' && test == PERF_TEST_WRITE_BW) {
+                fprintf(err,
+                        "%s: -r does not apply to a write test (the server posts no "
+                        "receives)\n",
+                        prog);
+                return PERF_PARSE_ERROR;
+            }
+            if (perf_parse_long(c == 't' ? "-t" : "-r", optarg, 1, PERF_MAX_DEPTH, &v, err) != 0) {
+                return PERF_PARSE_ERROR;
+            }
+            *(c == 't' ? &o->tx_depth : &o->rx_depth) = (int)v;
+            break;
+        case 'Q':
+            if (perf_parse_long("-Q", optarg, 1, 1024, &v, err) != 0) {
+                return PERF_PARSE_ERROR;
+            }
+            o->cq_mod = (int)v;
+            break;
+        case 'I':
+            if (perf_parse_long("-I", optarg, 0, 1024, &v, err) != 0) {
+                return PERF_PARSE_ERROR;
+            }
+            o->inline_size = (int)v;
+            break;
+        case 'l':
+            if (test != PERF_TEST_SEND_BW) {
+                fprintf(err, "%s: -l does not apply to a %s\n", prog,
+                        bw ? "write test (puts are posted at once)"
+                           : "latency test (one message in flight)");
+                return PERF_PARSE_ERROR;
+            }
+            if (perf_parse_long("-l", optarg, 1, 64, &v, err) != 0) {
+                return PERF_PARSE_ERROR;
+            }
+            o->post_list = (int)v;
+            break;
+        case 'F':
+            o->cpu_freq_ok = true;
+            break;
+        case 'h':
+            perf_options_usage(test, prog, out);
+            return PERF_PARSE_HELP;
+        case OPT_REPORT_GBITS:
+            if (!bw) {
+                fprintf(err, "%s: --report_gbits does not apply to a latency test\n", prog);
+                return PERF_PARSE_ERROR;
+            }
+            o->report_gbits = true;
+            break;
+        case OPT_OUTPUT:
+            if (strcmp(optarg, "bandwidth") == 0) {
+                o->output = PERF_OUTPUT_BANDWIDTH;
+            } else if (strcmp(optarg, "message_rate") == 0) {
+                o->output = PERF_OUTPUT_MESSAGE_RATE;
+            } else if (strcmp(optarg, "latency") == 0) {
+                o->output = PERF_OUTPUT_LATENCY;
+            } else {
+                fprintf(err, "%s: --output must be bandwidth, message_rate or latency, not '%s'\n",
+                        prog, optarg);
+                return PERF_PARSE_ERROR;
+            }
+            if (bw == (o->output == PERF_OUTPUT_LATENCY)) {
+                fprintf(err, "%s: --output=%s does not apply to a %s test\n", prog, optarg,
+                        bw ? "bandwidth" : "latency");
+                return PERF_PARSE_ERROR;
+            }
+            output_set = true;
+            break;
+        case OPT_COUNTERS:
+            o->counters = true;
+            if (optarg != NULL) {
+                if (perf_check_categories(optarg, err) != 0) {
+                    return PERF_PARSE_ERROR;
+                }
+                strcpy(o->counter_categories, optarg);
+            }
+            break;
+        case OPT_JSON:
+            if (optarg[0] == '\0') {
+                fprintf(err, "%s: --json needs a file name or -\n", prog);
+                return PERF_PARSE_ERROR;
+            }
+            o->json_path = optarg;
+            break;
+        case ':':
+            fprintf(err, "%s: option %s needs a value\n", prog, argv[optind - 1]);
+            return PERF_PARSE_ERROR;
+        default:
+            if (optopt != 0) {
+                fprintf(err, "%s: unknown option -%c (see -h)\n", prog, optopt);
+            } else {
+                fprintf(err, "%s: unknown option %s (see -h)\n", prog, argv[optind - 1]);
+            }
+            return PERF_PARSE_ERROR;
+        }
+    }
+    if (optind < argc) {
+        o->host = argv[optind++];
+    }
+    if (optind < argc) {
+        fprintf(err, "%s: unexpected argument '%s' (one host at most)\n", prog, argv[optind]);
+        return PERF_PARSE_ERROR;
+    }
+    if (o->all_sizes && o->size_set) {
+        fprintf(err, "%s: -a and -s conflict (-a runs every size)\n", prog);
+        return PERF_PARSE_ERROR;
+    }
+    if (o->duration > 0 && o->iters_set) {
+        fprintf(err, "%s: -D and -n conflict (a run is timed or counted, not both)\n", prog);
+        return PERF_PARSE_ERROR;
+    }
+    if (o->duration > 0 && o->all_sizes) {
+        fprintf(err, "%s: -D and -a conflict (perftest refuses it too)\n", prog);
+        return PERF_PARSE_ERROR;
+    }
+    if (output_set && o->json_path != NULL && strcmp(o->json_path, "-") == 0) {
+        fprintf(err, "%s: --output and --json=- both want stdout\n", prog);
+        return PERF_PARSE_ERROR;
+    }
+    return 0;
+}
