@@ -8,8 +8,9 @@
  * Usage: mpit_tool [--init] [--no-mpi] [--nic-fixture]
  *   --init    call MPI_Init_thread after the first look and check the indices again
  *   --no-mpi  no MPI library is loaded: expect ibmsg's items only
- *   --nic-fixture  ibmsg reads the NIC fixtures of test/counters/nic/fixtures (IBMSG_NIC_SYSFS_ROOT):
- *             check the per-port variables the view makes of ibmsg's port-bound ones
+ *   --nic-fixture  ibmsg reads the NIC fixtures of test/counters/nic/fixtures
+ *             (IBMSG_NIC_SYSFS_ROOT): check the per-port variables the view makes of ibmsg's
+ *             port-bound ones
  * Exit status 0 when every check passed; each failure is printed.
  */
 #define _POSIX_C_SOURCE 200809L /* strdup */
