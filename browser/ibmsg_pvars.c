@@ -1,8 +1,9 @@
 /*
  * ibmsg_pvars: the variable browser. Walks the tool interface (include/ibmsg/tool.h) as any tool
  * would, through the public API only: the category tree from its roots with every control and
- * performance variable under each category that holds it, and, with --read, the current values
- * of the variables bound to no object. --json gives the same as one JSON document.
+ * performance variable under each category that holds it, and, with --read, the values of the
+ * variables bound to no object or to NIC ports (counters as their sources' totals). --json gives
+ * the same as one JSON document.
  *
  * --mpit walks the standard MPI_T instead, as an MPI_T tool sees it with libibmsg-mpit preloaded
  * (the MPI library's variables and ibmsg's in one view): the browser re-executes itself with
@@ -37,10 +38,13 @@ static void pvars_usage(FILE *out)
             "Lists ibmsg's control and performance variables by category (a variable in\n"
             "several categories shows under each), with class, datatype, binding, flags,\n"
             "scope, description and enumerations.\n"
-            "  -r, --read   print the current values of the variables bound to no object\n"
-            "               and of those bound to NIC ports, on every port (performance\n"
-            "               variables: one session, all handles started at once, then\n"
-            "               read)\n"
+            "  -r, --read   print the values of the variables bound to no object and of\n"
+            "               those bound to NIC ports, on every port: counters as totals\n"
+            "               since their source began, as rdma statistic or ethtool -S\n"
+            "               show them (NIC: the port's counter; ibmsg's: since the process\n"
+            "               started; PAPI: since the thread began counting); other classes\n"
+            "               their current value. With --mpit (MPI_T has no totals) counters\n"
+            "               count from the read's own start\n"
             "  -j, --json   the same as one JSON document (with --read: including values;\n"
             "               with --watch: one JSON object per line and interval)\n"
             "  -m, --mpit[=VARIANT]  the standard MPI_T view an MPI_T tool sees with\n"

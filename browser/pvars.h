@@ -64,6 +64,7 @@ typedef struct pvars_category {
 typedef struct pvars_state {
     bool json;
     bool read;
+    bool totals;        /* --read read each source's total (ibmsg's API), not an interval */
     const char *mpit;   /* --mpit: the MPI variant, NULL for ibmsg's own tool API */
     double watch;       /* --watch: seconds per interval, 0: no watch */
     long count;         /* --count: intervals to watch, 0: until interrupted */

@@ -35,6 +35,8 @@ typedef struct pvars_api {
     int (*pvar_start)(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle);
     int (*pvar_stop)(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle);
     int (*pvar_read)(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle, void *buf);
+    /* ibmsg_t_pvar_read_total: the source's total; NULL where MPI_T has no such call. */
+    int (*pvar_read_total)(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle, void *buf);
     int (*category_get_num)(int *num);
     int (*category_get_info)(int index, char *name, int *name_len, char *desc, int *desc_len,
                              int *num_cvars, int *num_pvars, int *num_categories);

@@ -34,6 +34,7 @@ const pvars_api_t pvars_native_api = {
     .pvar_start = ibmsg_t_pvar_start,
     .pvar_stop = ibmsg_t_pvar_stop,
     .pvar_read = ibmsg_t_pvar_read,
+    .pvar_read_total = ibmsg_t_pvar_read_total,
     .category_get_num = ibmsg_t_category_get_num,
     .category_get_info = ibmsg_t_category_get_info,
     .category_get_cvars = ibmsg_t_category_get_cvars,

@@ -5,6 +5,7 @@
 #include <ibmsg/status.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,7 @@ typedef struct pvars_variant {
     const char *name;
     const pvars_api_t *(*api)(void);
     const char *layer_build;
-    const char *layer_install;
+    const char *layer_install; /* relative to the browser's directory, or absolute */
     const char *mpi_lib;
 } pvars_variant_t;
 
@@ -46,6 +47,31 @@ static const pvars_variant_t *pvars_variant_find(const char *name)
 }
 
 /*
+ * The layer an installed browser goes with: layer_install beside the running executable, so a
+ * tree installed under any prefix (or moved) finds its own layer. Fills buf; 0 if it is readable.
+ */
+static int pvars_layer_installed(const pvars_variant_t *var, char *buf, size_t size)
+{
+    if (var->layer_install[0] == '/') {
+        snprintf(buf, size, "%s", var->layer_install);
+        return access(buf, R_OK);
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0) {
+        snprintf(buf, size, "%s", var->layer_install);
+        return -1;
+    }
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash != NULL) {
+        *slash = '\0';
+    }
+    int len = snprintf(buf, size, "%s/%s", exe, var->layer_install);
+    return len > 0 && (size_t)len < size ? access(buf, R_OK) : -1;
+}
+
+/*
  * --mpit: in the parent, re-execute under LD_PRELOAD of the layer and the variant's libmpi (as a
  * user runs an MPI_T tool); in that child, take the MPI_T backend. Returns IBMSG_OK in the child,
  * an error (reported) when the exec or the backend fails; the parent never returns on success.
@@ -63,9 +89,13 @@ int pvars_mpit_setup(pvars_state_t *st, char **argv)
         pvars_api = var->api();
         return pvars_api != NULL ? IBMSG_OK : IBMSG_ERR_NOT_FOUND;
     }
+    /* Chosen: the environment's, the installed one beside this executable, the build tree's. */
+    char installed[PATH_MAX];
     const char *layer = getenv("IBMSG_PVARS_MPIT_LAYER");
     if (layer == NULL || layer[0] == '\0') {
-        layer = access(var->layer_build, R_OK) == 0 ? var->layer_build : var->layer_install;
+        int have_installed = pvars_layer_installed(var, installed, sizeof(installed)) == 0;
+        layer =
+            have_installed || access(var->layer_build, R_OK) != 0 ? installed : var->layer_build;
     }
     const char *old = getenv("LD_PRELOAD");
     size_t len = strlen(layer) + strlen(var->mpi_lib) + (old != NULL ? strlen(old) : 0) + 3;

@@ -277,8 +277,12 @@ void pvars_text_values(const pvars_state_t *st)
         const pvars_var_t *vars = k == 0 ? st->cvars : st->pvars;
         int num = k == 0 ? st->num_cvars : st->num_pvars;
 
-        printf("%s%s variables bound to no object:\n", k == 0 ? "" : "\n",
-               k == 0 ? "control" : "performance");
+        printf("%s%s variables bound to no object%s:\n", k == 0 ? "" : "\n",
+               k == 0 ? "control" : "performance",
+               k == 0       ? ""
+               : st->totals ? " (counters: totals since each source began: ibmsg's since the "
+                              "process started, PAPI's since the thread began counting)"
+                            : " (counters: since this read started them; MPI_T has no totals)");
         for (int i = 0; i < num; i++) {
             const pvars_var_t *v = &vars[i];
 
@@ -304,7 +308,8 @@ void pvars_text_values(const pvars_state_t *st)
             pw = len > pw ? len : pw;
         }
         printf("\nperformance variables bound to NIC ports (port-wide: every process on the "
-               "port):\n");
+               "port; counters: %s):\n",
+               st->totals ? "the port's totals, as the kernel reports them" : "since this read");
         for (int i = 0; i < st->num_bound; i++) {
             const pvars_var_t *v = &st->bound[i].v;
 
@@ -445,6 +450,8 @@ int pvars_json(const pvars_state_t *st)
     }
     printf("]");
     if (st->read) {
+        /* What a counter's value counts from: "total" (the source's) or "interval" (MPI_T). */
+        printf(",\"counters\":\"%s\"", st->totals ? "total" : "interval");
         /* Variables bound to NIC ports, read on every port that has them. */
         printf(",\"port_values\":[");
         for (int i = 0; i < st->num_bound; i++) {

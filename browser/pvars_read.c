@@ -104,10 +104,11 @@ static int pvars_bound_add(pvars_state_t *st, int index, const char *port,
 }
 
 /*
- * All pvars bound to no object get a handle in one session, then one start of ALL_HANDLES (one
- * instant for all of them), then one read each. A non-continuous COUNTER therefore reads what
- * accumulated between start and read; a continuous one reads what accumulated since its handle
- * was allocated; LEVEL, SIZE, STATE and the like read their current value.
+ * All pvars bound to no object get a handle in one session, then one start of ALL_HANDLES, then
+ * one read each. ibmsg's API reads each source's total (ibmsg_t_pvar_read_total: what
+ * `rdma statistic` or `ethtool -S` show, where an interval just begun would read 0); the MPI_T
+ * backend has no totals and reads what accumulated since the start (st->totals says which).
+ * LEVEL, SIZE, STATE and the like read their current value either way.
  */
 int pvars_pvars_read(pvars_state_t *st)
 {
@@ -116,6 +117,9 @@ int pvars_pvars_read(pvars_state_t *st)
     pvars_bound_handles_t bound = {NULL, 0};
     int rc, free_rc;
 
+    int (*read)(ibmsg_t_pvar_session_t, ibmsg_t_pvar_handle_t, void *) =
+        pvars_api->pvar_read_total != NULL ? pvars_api->pvar_read_total : pvars_api->pvar_read;
+    st->totals = pvars_api->pvar_read_total != NULL;
     handles = calloc((size_t)st->num_pvars + 1, sizeof(*handles));
     if (handles == NULL) {
         return pvars_no_memory();
@@ -159,7 +163,7 @@ int pvars_pvars_read(pvars_state_t *st)
         if (handles[i] == IBMSG_T_PVAR_HANDLE_NULL) {
             continue;
         }
-        v->read_rc = pvars_api->pvar_read(session, handles[i], v->value);
+        v->read_rc = read(session, handles[i], v->value);
         if (v->read_rc != IBMSG_OK && !pvars_unavailable(v->read_rc)) {
             rc = pvars_fail(v->read_rc, "ibmsg_t_pvar_read(%s)", v->name);
         }
@@ -167,7 +171,7 @@ int pvars_pvars_read(pvars_state_t *st)
     for (int i = 0; i < st->num_bound && rc == IBMSG_OK; i++) {
         pvars_var_t *v = &st->bound[i].v;
 
-        v->read_rc = pvars_api->pvar_read(session, bound.handles[i], v->value);
+        v->read_rc = read(session, bound.handles[i], v->value);
         if (v->read_rc != IBMSG_OK && !pvars_unavailable(v->read_rc)) {
             rc = pvars_fail(v->read_rc, "ibmsg_t_pvar_read(%s, %s)", v->name, st->bound[i].port);
         }

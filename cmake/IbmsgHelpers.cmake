@@ -48,3 +48,21 @@ function(ibmsg_add_executable name)
   ibmsg_target_warnings(${name})
   ibmsg_target_sanitizers(${name})
 endfunction()
+
+# ibmsg_install_rpath(TARGET DIR): TARGET, installed in DIR (relative to the prefix), finds
+# libibmsg relative to itself ($ORIGIN), so an install under any prefix runs without
+# LD_LIBRARY_PATH and a moved tree keeps working. An absolute DIR or LIBDIR gets the absolute
+# library directory instead. The libraries themselves carry no run path: their users find them.
+function(ibmsg_install_rpath target dir)
+  if(IS_ABSOLUTE "${dir}" OR IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+    set(rpath "${CMAKE_INSTALL_FULL_LIBDIR}")
+  else()
+    file(RELATIVE_PATH up "/r/${dir}" "/r/${CMAKE_INSTALL_LIBDIR}")
+    if(up STREQUAL "")
+      set(rpath "$ORIGIN")
+    else()
+      set(rpath "$ORIGIN/${up}")
+    endif()
+  endif()
+  set_target_properties(${target} PROPERTIES INSTALL_RPATH "${rpath}")
+endfunction()

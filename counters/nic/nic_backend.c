@@ -2,7 +2,6 @@
 #include "counters/nic/nic_backend.h"
 
 #include <stdbool.h>
-#include <stdio.h>
 #include <string.h>
 
 #include <ibmsg/status.h>
@@ -11,17 +10,16 @@
 #include "counters/registry/registry.h"
 #include "util/log.h"
 
-#define CNT_NIC_BACKEND_MAX 16
-
-static const char *const cnt_nic_backend_names[] = {"auto", "sysfs", "netlink"};
+/* The enumeration nic_backends: item i is cnt_nic_backend_t i (tools list the values). */
+static const char *const cnt_nic_backend_names[CNT_NIC_BACKEND_LAST] = {"auto", "sysfs", "netlink"};
 
 /* Written by the cvar before discovery, then frozen (discovery runs once, under the NIC lock). */
-static cnt_nic_backend_t cnt_nic_backend = CNT_NIC_BACKEND_AUTO;
+static int cnt_nic_backend = CNT_NIC_BACKEND_AUTO;
 static bool cnt_nic_backend_frozen;
 
 int cnt_nic_backend_parse(const char *name, cnt_nic_backend_t *backend)
 {
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < CNT_NIC_BACKEND_LAST; i++) {
         if (strcmp(name, cnt_nic_backend_names[i]) == 0) {
             *backend = (cnt_nic_backend_t)i;
             return IBMSG_OK;
@@ -32,17 +30,17 @@ int cnt_nic_backend_parse(const char *name, cnt_nic_backend_t *backend)
 
 cnt_nic_backend_t cnt_nic_backend_wanted(void)
 {
-    return __atomic_load_n(&cnt_nic_backend, __ATOMIC_RELAXED);
+    return (cnt_nic_backend_t)__atomic_load_n(&cnt_nic_backend, __ATOMIC_RELAXED);
 }
 
+/* A value outside the enumeration is refused before the freeze is looked at. */
 static int cnt_nic_backend_write_cb(void *obj, const void *buf, void *ctx)
 {
-    cnt_nic_backend_t b;
+    int b = *(const int *)buf;
 
     (void)obj;
     (void)ctx;
-    if (strnlen(buf, CNT_NIC_BACKEND_MAX) == CNT_NIC_BACKEND_MAX ||
-        cnt_nic_backend_parse(buf, &b) != IBMSG_OK) {
+    if (b < 0 || b >= CNT_NIC_BACKEND_LAST) {
         return IBMSG_T_ERR_INVALID;
     }
     if (__atomic_load_n(&cnt_nic_backend_frozen, __ATOMIC_ACQUIRE)) {
@@ -52,34 +50,37 @@ static int cnt_nic_backend_write_cb(void *obj, const void *buf, void *ctx)
     return IBMSG_OK;
 }
 
-static int cnt_nic_backend_read_cb(void *obj, void *buf, void *ctx)
-{
-    (void)obj;
-    (void)ctx;
-    snprintf(buf, CNT_NIC_BACKEND_MAX, "%s", cnt_nic_backend_names[cnt_nic_backend_wanted()]);
-    return IBMSG_OK;
-}
-
 int cnt_nic_backend_register(void)
 {
+    cnt_enum_item_t items[CNT_NIC_BACKEND_LAST];
+    ibmsg_t_enum_t backends = IBMSG_T_ENUM_NULL;
+    int index;
+
+    for (int i = 0; i < CNT_NIC_BACKEND_LAST; i++) {
+        items[i].value = i;
+        items[i].name = cnt_nic_backend_names[i];
+    }
+    int ret = cnt_enum_register("nic_backends", CNT_NIC_BACKEND_LAST, items, &backends);
+    if (ret != IBMSG_OK) {
+        return ret;
+    }
     cnt_cvar_desc_t d = {
         .name = "nic_backend",
-        .datatype = IBMSG_T_CHAR,
-        .enumtype = IBMSG_T_ENUM_NULL,
+        .datatype = IBMSG_T_INT,
+        .enumtype = backends,
         .verbosity = IBMSG_T_VERBOSITY_TUNER_DETAIL,
         .bind = IBMSG_T_BIND_NO_OBJECT,
         .scope = IBMSG_T_SCOPE_LOCAL,
-        .count = CNT_NIC_BACKEND_MAX,
+        .count = 1,
         .category = "nic",
         .desc = "How NIC port counters are read: auto (default: RDMA netlink, one message per "
                 "port, where the kernel supports it for the real /sys/class/infiniband, else "
                 "sysfs), sysfs (one pread per counter file) or netlink (hw_counters by RDMA "
                 "netlink, PMA counters/ still by pread). Read once, when the tool interface is "
                 "first initialised: set IBMSG_NIC_BACKEND before that.",
-        .read = cnt_nic_backend_read_cb,
         .write = cnt_nic_backend_write_cb,
+        .ctx = &cnt_nic_backend,
     };
-    int index;
 
     return cnt_cvar_register(&d, &index);
 }

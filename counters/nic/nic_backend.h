@@ -33,12 +33,16 @@ typedef enum cnt_nic_backend {
     CNT_NIC_BACKEND_AUTO,
     CNT_NIC_BACKEND_SYSFS,
     CNT_NIC_BACKEND_NETLINK,
+    CNT_NIC_BACKEND_LAST,
 } cnt_nic_backend_t;
 
 /** Parse "auto", "sysfs" or "netlink". Returns IBMSG_OK or IBMSG_ERR_INVALID. */
 int cnt_nic_backend_parse(const char *name, cnt_nic_backend_t *backend);
 
-/** Register the nic_backend cvar (category nic); the environment is applied here. */
+/**
+ * Register the nic_backend cvar (category nic), an INT of the enumeration nic_backends (auto,
+ * sysfs, netlink: the values of cnt_nic_backend_t); the environment is applied here, by name.
+ */
 int cnt_nic_backend_register(void);
 
 /** The backend asked for (the cvar's value). */

@@ -730,6 +730,30 @@ int ibmsg_t_pvar_read(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t hand
     return ret;
 }
 
+/* The source's own value (tool.h): under the lock, so the handle cannot go meanwhile. */
+int ibmsg_t_pvar_read_total(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle, void *buf)
+{
+    if (!cnt_tool_initialized()) {
+        return IBMSG_T_ERR_NOT_INITIALIZED;
+    }
+    int ret;
+    cnt_tool_lock();
+    cnt_phandle_t *h = NULL;
+    if (session_get(session, NULL) == NULL) {
+        ret = IBMSG_T_ERR_INVALID_SESSION;
+    } else if ((h = handle_get(session, handle, NULL)) == NULL) {
+        ret = IBMSG_T_ERR_INVALID_HANDLE;
+    } else if (buf == NULL) {
+        ret = IBMSG_T_ERR_INVALID;
+    } else if (!__atomic_load_n(&h->started, __ATOMIC_RELAXED)) {
+        ret = IBMSG_T_ERR_NOT_ACCESSIBLE;
+    } else {
+        ret = source_read(h, buf);
+    }
+    cnt_tool_unlock();
+    return ret;
+}
+
 /* Lock held: the checks common to write and readreset. */
 static int handle_for_update(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle,
                              const void *buf, cnt_phandle_t **out)

@@ -227,6 +227,23 @@ IBMSG_API int ibmsg_t_pvar_stop(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_han
 IBMSG_API int ibmsg_t_pvar_read(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle,
                                 void *buf);
 /**
+ * ibmsg extension, not in MPI_T: read what a started handle's source itself reports, as
+ * `rdma statistic show` or `ethtool -S` print it, leaving the handle's MPI_T state (start, stop,
+ * reset, write) out. For COUNTER, AGGREGATE and TIMER that is the total since the source began:
+ * - NIC port counters: the port's counter as the kernel reports it (scaled to the variable's
+ *   unit, and kept monotonic across a device reset, which adds the count before it);
+ * - ibmsg's software counters: the total since the process started;
+ * - PAPI events: the count since the thread (or, bound to no object, each of ibmsg's threads)
+ *   began counting them.
+ * For the other classes it is the source's current value (a watermark's source may report its
+ * current level, or a watermark it keeps since the process started). A variable browser's
+ * "--read" wants this; a tool that measures an interval wants ibmsg_t_pvar_read. A handle that is
+ * not started gives IBMSG_T_ERR_NOT_ACCESSIBLE (a source may count only while a handle of it
+ * runs); other errors as ibmsg_t_pvar_read. Takes the registry's lock.
+ */
+IBMSG_API int ibmsg_t_pvar_read_total(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle,
+                                      void *buf);
+/**
  * Write a handle: counters take the value as what they accumulated (the next read adds what
  * counts from now on); watermarks take it as their extreme; other classes write the source
  * (its write callback, or its context pointer) when it has one, else the handle's stopped value.

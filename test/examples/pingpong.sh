@@ -2,7 +2,8 @@
 # Usage: pingpong.sh build|run BUILD_DIR EXAMPLES_DIR WORK_DIR
 #   build: install BUILD_DIR into WORK_DIR/prefix, build examples/pingpong through the CMake
 #          package (WORK_DIR/cmake/pingpong) and through pkg-config (WORK_DIR/pingpong-pc)
-#   run:   run each as server and client (data verified by the program); builds when needed
+#   run:   run each as server and client (data verified by the program), and examples/first
+#          (README.md's first program, output compared); builds when needed
 set -euo pipefail
 mode=$1 build=$2 src=$3 work=$4
 
@@ -35,10 +36,19 @@ run)
         echo "no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma"
         exit 77
     fi
-    [ -x "$work/cmake/pingpong" ] && [ -x "$work/pingpong-pc" ] || do_build
+    [ -x "$work/cmake/pingpong" ] && [ -x "$work/cmake/first" ] && [ -x "$work/pingpong-pc" ] ||
+        do_build
     port=$((20000 + RANDOM % 20000))
     run_pair "$work/cmake/pingpong" "$port"
     run_pair "$work/pingpong-pc" "$((port + 1))"
+    # README.md's first program: one message each way, counted by the tool interface.
+    first=$work/cmake/first
+    "$first" "$((port + 2))" >"$work/first-server.out" &
+    server=$!
+    "$first" "$((port + 2))" 127.0.0.1 >"$work/first-client.out"
+    wait "$server"
+    printf 'server got "ping"\ncore_eager_msgs_sent: 1\n' | diff - "$work/first-server.out"
+    printf 'client got "pong"\ncore_eager_msgs_sent: 1\n' | diff - "$work/first-client.out"
     echo "example_pingpong: ok"
     ;;
 *) echo "usage: $0 build|run BUILD_DIR EXAMPLES_DIR WORK_DIR" >&2; exit 2 ;;

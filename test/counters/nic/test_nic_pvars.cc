@@ -261,26 +261,52 @@ TEST_F(NicPvars, LifespanAndRoot)
     ASSERT_EQ(ibmsg_t_cvar_handle_free(&ch), IBMSG_T_SUCCESS);
 }
 
-// nic_backend: netlink was asked for (the environment above), but the root is a fixture, which
-// RDMA netlink cannot read: every port keeps the pread backend. The value is frozen after
-// discovery, and only the three names are accepted.
+// nic_backend: netlink was asked for (the environment above, by name), but the root is a fixture,
+// which RDMA netlink cannot read: every port keeps the pread backend. The cvar is an INT of the
+// enumeration nic_backends, so tools list its three values; the value is frozen after discovery,
+// and a value outside the enumeration is refused.
 TEST_F(NicPvars, BackendCvarKeepsSysfsForAFixtureRoot)
 {
     int cvar = -1, count = 0;
     ASSERT_EQ(ibmsg_t_cvar_get_index("nic_backend", &cvar), IBMSG_T_SUCCESS);
+    ibmsg_t_datatype_t type;
+    ibmsg_t_enum_t backends = IBMSG_T_ENUM_NULL;
+    ASSERT_EQ(ibmsg_t_cvar_get_info(cvar, nullptr, nullptr, nullptr, &type, &backends, nullptr,
+                                    nullptr, nullptr, nullptr),
+              IBMSG_T_SUCCESS);
+    EXPECT_EQ(type, IBMSG_T_INT);
+    ASSERT_NE(backends, IBMSG_T_ENUM_NULL);
+    int num = 0, len = 64;
+    char name[64];
+    ASSERT_EQ(ibmsg_t_enum_get_info(backends, &num, name, &len), IBMSG_T_SUCCESS);
+    EXPECT_STREQ(name, "nic_backends");
+    ASSERT_EQ(num, 3);
+    const char *const items[] = {"auto", "sysfs", "netlink"};
+    for (int i = 0; i < num; i++) {
+        int value = -1;
+        len = 64;
+        ASSERT_EQ(ibmsg_t_enum_get_item(backends, i, &value, name, &len), IBMSG_T_SUCCESS);
+        EXPECT_EQ(value, i);
+        EXPECT_STREQ(name, items[i]);
+    }
+    EXPECT_EQ(ibmsg_t_enum_get_item(backends, 3, nullptr, name, &len), IBMSG_T_ERR_INVALID_ITEM);
+
     ibmsg_t_cvar_handle_t ch;
     ASSERT_EQ(ibmsg_t_cvar_handle_alloc(cvar, nullptr, &ch, &count), IBMSG_T_SUCCESS);
-    std::vector<char> v(count, '\0');
-    ASSERT_EQ(ibmsg_t_cvar_read(ch, v.data()), IBMSG_T_SUCCESS);
-    EXPECT_STREQ(v.data(), "netlink");
-    for (const char *name : {"mlx5_0", "mlx5_1", "rxe0"}) {
-        EXPECT_STREQ(port(name)->source.ops->name, "sysfs-pread") << name;
+    EXPECT_EQ(count, 1);
+    int v = -1;
+    ASSERT_EQ(ibmsg_t_cvar_read(ch, &v), IBMSG_T_SUCCESS);
+    EXPECT_EQ(v, CNT_NIC_BACKEND_NETLINK);
+    for (const char *dev : {"mlx5_0", "mlx5_1", "rxe0"}) {
+        EXPECT_STREQ(port(dev)->source.ops->name, "sysfs-pread") << dev;
     }
-    std::fill(v.begin(), v.end(), '\0');
-    strcpy(v.data(), "sysfs");
-    EXPECT_EQ(ibmsg_t_cvar_write(ch, v.data()), IBMSG_T_ERR_CVAR_SET_NOT_NOW);
-    strcpy(v.data(), "pread");
-    EXPECT_EQ(ibmsg_t_cvar_write(ch, v.data()), IBMSG_T_ERR_INVALID);
+    v = CNT_NIC_BACKEND_SYSFS;
+    EXPECT_EQ(ibmsg_t_cvar_write(ch, &v), IBMSG_T_ERR_CVAR_SET_NOT_NOW);
+    for (int bad : {3, -1}) {
+        EXPECT_EQ(ibmsg_t_cvar_write(ch, &bad), IBMSG_T_ERR_INVALID) << bad;
+    }
+    ASSERT_EQ(ibmsg_t_cvar_read(ch, &v), IBMSG_T_SUCCESS);
+    EXPECT_EQ(v, CNT_NIC_BACKEND_NETLINK);
     ASSERT_EQ(ibmsg_t_cvar_handle_free(&ch), IBMSG_T_SUCCESS);
     cnt_nic_backend_t b;
     EXPECT_EQ(cnt_nic_backend_parse("auto", &b), IBMSG_OK);
