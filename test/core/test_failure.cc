@@ -225,7 +225,7 @@ TEST(Failure, KeepaliveProbesBetweenLivePeersAreHarmless)
 TEST(FailureProcesses, PeerKilledMidStream)
 {
     if (!have_device()) {
-        GTEST_SKIP() << kSkip;
+        IBMSG_TEST_MISSING(kSkip);
     }
     const char *dev_a = getenv("IBMSG_VM_DEV_A"), *dev_b = getenv("IBMSG_VM_DEV_B");
     Child b = start_peer(dev_b);
@@ -389,7 +389,7 @@ TEST(FailureProcesses, PeerKilledMidStream)
 TEST(FailureProcesses, ReceiveOnlySurvivorDetectsByKeepalive)
 {
     if (!have_device()) {
-        GTEST_SKIP() << kSkip;
+        IBMSG_TEST_MISSING(kSkip);
     }
     const char *dev_a = getenv("IBMSG_VM_DEV_A"), *dev_b = getenv("IBMSG_VM_DEV_B");
     ibmsg_oob_t listener;
@@ -472,7 +472,7 @@ TEST(FailureResources, EndpointsUntilCompletionQueuesAreFull)
     ibmsg_context_t ctx;
     int ret = open_context(&ctx, nullptr, kKeepaliveMs, 4, 64, 8);
     if (ret == IBMSG_ERR_NO_DEVICE) {
-        GTEST_SKIP() << kSkip;
+        IBMSG_TEST_MISSING(kSkip);
     }
     ASSERT_EQ(ret, IBMSG_OK);
     std::vector<ibmsg_ep_t> eps;
@@ -618,15 +618,15 @@ void expect_limited(int room, int want, size_t want_eps, bool *skipped)
 TEST(FailureResources, QueuePairsAndRegistrationsRunOut)
 {
     if (!have_device()) {
-        GTEST_SKIP() << kSkip;
+        IBMSG_TEST_MISSING(kSkip);
     }
     if (geteuid() != 0) {
-        GTEST_SKIP() << "needs root to mount a cgroup (the guest runs as root)";
+        IBMSG_TEST_MISSING("needs root to mount a cgroup (the guest runs as root)");
     }
     bool skipped = false;
     expect_limited(1, IBMSG_ERR_NO_RESOURCE, 1, &skipped);
     if (skipped) {
-        GTEST_SKIP() << "no cgroup2 with the rdma controller here";
+        IBMSG_TEST_MISSING("no cgroup2 with the rdma controller here");
     }
     expect_limited(2, IBMSG_ERR_NO_RESOURCE, 1, &skipped);
     expect_limited(4, IBMSG_ERR_NO_RESOURCE, 2, &skipped);
@@ -651,7 +651,7 @@ class FailureTransport : public ::testing::TestWithParam<Transport>
 TEST_P(FailureTransport, SendToKilledPeerFailsWithinRetryTimeouts)
 {
     if (!have_device()) {
-        GTEST_SKIP() << kSkip;
+        IBMSG_TEST_MISSING(kSkip);
     }
     const Transport tp = GetParam();
     const char *dev_a = getenv("IBMSG_VM_DEV_A"), *dev_b = getenv("IBMSG_VM_DEV_B");

@@ -1,5 +1,6 @@
 // The RDMA netlink backend against the pread backend on the real rxe0 (label rdma: in the guest).
 #include "counters/nic/nic_port.h"
+#include "guest.h"
 
 #include <ibmsg/status.h>
 
@@ -17,7 +18,7 @@ TEST(NicNetlink, AgreesWithPreadOnRxe0)
 {
     struct stat st;
     if (stat("/sys/class/infiniband/rxe0/ports/1/hw_counters", &st) != 0) {
-        GTEST_SKIP() << "no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma";
+        IBMSG_TEST_MISSING("no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma");
     }
     cnt_nic_t *a = nullptr, *b = nullptr;
     ASSERT_EQ(cnt_nic_open(nullptr, &a), IBMSG_OK);
