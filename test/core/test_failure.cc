@@ -465,6 +465,115 @@ TEST(FailureProcesses, ReceiveOnlySurvivorDetectsByKeepalive)
     EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
 }
 
+// Messages that arrived before the failure are still received (ibmsg.h, "Failures"): eager
+// ones with their data, by a bound or a wildcard receive, while a new bound receive fails at
+// once. A rendezvous whose RTS arrived can no longer be read from the dead peer: its receive
+// completes with IBMSG_ERR_PEER_FAILED (it used to wait forever: the pull was queued on a
+// failed endpoint that never services it).
+TEST(FailureProcesses, ArrivedBeforeFailureStillReceivable)
+{
+    if (!have_device()) {
+        IBMSG_TEST_MISSING(kSkip);
+    }
+    const char *dev_a = getenv("IBMSG_VM_DEV_A"), *dev_b = getenv("IBMSG_VM_DEV_B");
+    constexpr size_t kRndvLen = 64 * 1024; // above any eager limit
+    ibmsg_oob_t listener;
+    uint16_t port = 0;
+    ASSERT_EQ(ibmsg_oob_listen("127.0.0.1", 0, &listener), IBMSG_OK);
+    ASSERT_EQ(ibmsg_oob_port(listener, &port), IBMSG_OK);
+    fflush(nullptr);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        // The peer: eager tags 1-3, a rendezvous tag 4 (its RTS), then silence until killed.
+        ibmsg_oob_close(listener);
+        ibmsg_context_t pctx;
+        ibmsg_ep_t ep;
+        ibmsg_oob_t conn;
+        static std::vector<uint8_t> big = payload(4, kRndvLen);
+        ibmsg_request_t r;
+        if (open_context(&pctx, dev_b) != IBMSG_OK ||
+            core_test::join_parent(pctx, port, &ep, &conn) != IBMSG_OK) {
+            _exit(10);
+        }
+        for (uint64_t tag = 1; tag <= 3; tag++) {
+            auto v = payload(tag, kMsgLen);
+            if (ibmsg_tag_send(ep, v.data(), v.size(), tag) != IBMSG_OK) {
+                _exit(11);
+            }
+        }
+        if (ibmsg_tag_isend(ep, big.data(), big.size(), 4, &r) != IBMSG_OK) {
+            _exit(12);
+        }
+        for (int i = 0; i < 1000; i++) {
+            ibmsg_context_progress(pctx, nullptr); // posts the held RTS
+        }
+        for (;;) {
+            pause();
+        }
+    }
+    ibmsg_context_t ctx;
+    ibmsg_ep_t ep;
+    ibmsg_oob_t conn;
+    ASSERT_EQ(open_context(&ctx, dev_a), IBMSG_OK);
+    ASSERT_EQ(ibmsg_ep_create(ctx, &ep), IBMSG_OK);
+    ASSERT_EQ(ibmsg_oob_accept(listener, 20000, &conn), IBMSG_OK);
+    ASSERT_EQ(ibmsg_oob_ep_connect(conn, ep, 20000), IBMSG_OK);
+    auto t0 = std::chrono::steady_clock::now();
+    while (cnt(ctx->cnt, CNT_CORE_UNEXPECTED_RECVQ) < 4 && since_ms(t0) < 20000) {
+        ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
+    }
+    ASSERT_EQ(cnt(ctx->cnt, CNT_CORE_UNEXPECTED_RECVQ), 4u) << "three eager messages and an RTS";
+    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    auto t_kill = std::chrono::steady_clock::now();
+    while (ibmsg_ep_status(ep) == IBMSG_OK && since_ms(t_kill) < bound_ms() + 5000) {
+        ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
+    }
+    ASSERT_EQ(ibmsg_ep_status(ep), IBMSG_ERR_PEER_FAILED) << "keepalive found no death";
+
+    std::vector<uint8_t> in(kMsgLen);
+    ibmsg_tag_status_t st{};
+    ASSERT_EQ(ibmsg_tag_recv(ctx, ep, in.data(), in.size(), 1, IBMSG_TAG_MASK_EXACT, &st),
+              IBMSG_OK);
+    EXPECT_EQ(in, payload(1, kMsgLen));
+    ASSERT_EQ(ibmsg_tag_recv(ctx, nullptr, in.data(), in.size(), 2, IBMSG_TAG_MASK_EXACT, &st),
+              IBMSG_OK);
+    EXPECT_EQ(in, payload(2, kMsgLen));
+    EXPECT_EQ(st.source, ep);
+    ibmsg_request_t r = IBMSG_REQUEST_NULL;
+    EXPECT_EQ(ibmsg_tag_irecv(ctx, ep, in.data(), in.size(), 99, IBMSG_TAG_MASK_EXACT, &r),
+              IBMSG_ERR_PEER_FAILED)
+        << "nothing with tag 99 arrived";
+    EXPECT_EQ(r, IBMSG_REQUEST_NULL);
+    ASSERT_EQ(ibmsg_tag_recv(ctx, ep, in.data(), in.size(), 0, IBMSG_TAG_MASK_ANY, &st), IBMSG_OK);
+    EXPECT_EQ(st.tag, 3u) << "a wildcard takes the oldest";
+    EXPECT_EQ(in, payload(3, kMsgLen));
+
+    std::vector<uint8_t> big(kRndvLen);
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, ep, big.data(), big.size(), 4, IBMSG_TAG_MASK_EXACT, &r),
+              IBMSG_OK);
+    int done = 0, ret = IBMSG_OK;
+    auto t_rndv = std::chrono::steady_clock::now();
+    while (!done && since_ms(t_rndv) < 2000) {
+        ret = ibmsg_request_test(&r, &done, &st);
+    }
+    ASSERT_EQ(done, 1) << "the rendezvous receive never completes";
+    EXPECT_EQ(ret, IBMSG_ERR_PEER_FAILED);
+    EXPECT_EQ(st.error, IBMSG_ERR_PEER_FAILED);
+    EXPECT_EQ(st.tag, 4u);
+    EXPECT_EQ(st.length, kRndvLen);
+    EXPECT_EQ(cnt(ctx->cnt, CNT_CORE_UNEXPECTED_RECVQ), 0u);
+    EXPECT_EQ(cnt(ep->cnt, CNT_CORE_RNDV_BYTES_RECVD), 0u);
+    EXPECT_EQ(cnt(ep->cnt, CNT_CORE_PEER_FAILED_REQS), 1u) << "the rendezvous receive";
+    EXPECT_EQ(ibmsg_ep_destroy(ep), IBMSG_OK);
+    EXPECT_EQ(cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE), 0u);
+    ibmsg_oob_close(conn);
+    ibmsg_oob_close(listener);
+    EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
+}
+
 // Endpoints until the context's completion queues are full (core_cq_size): a clear error, and
 // destroying them all brings every level back to 0.
 TEST(FailureResources, EndpointsUntilCompletionQueuesAreFull)
