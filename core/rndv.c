@@ -393,6 +393,14 @@ void core_rndv_pull(ibmsg_ep_t ep, struct ibmsg_request_s *req, const core_wire_
     r->window = (hdr->flags & CORE_WIRE_FLAG_WINDOW) != 0;
     r->error = IBMSG_OK;
     r->next = NULL;
+    if (util_unlikely(ep->state != CORE_EP_CONNECTED)) {
+        /* An RTS that arrived before the endpoint failed: the data is no longer readable, and a
+           queued pull would never be serviced (only connected endpoints post). */
+        r->want = 0;
+        r->error = IBMSG_ERR_PEER_FAILED;
+        pull_finish(ep, req);
+        return;
+    }
     if (rts->length > req->len) {
         core_cnt_inc(ep->cnt, CNT_CORE_TRUNCATED_MSGS);
         r->error = IBMSG_ERR_TRUNCATED;

@@ -407,8 +407,12 @@ int ibmsg_t_cvar_handle_alloc(int cvar_index, void *obj_handle, ibmsg_t_cvar_han
         cnt_tool_unlock();
         return ret == IBMSG_ERR_NO_RESOURCE ? IBMSG_T_ERR_OUT_OF_HANDLES : ret;
     }
-    h->cvar = cv;
-    h->obj = obj;
+    /* A reader holding a stale copy of a freed handle may load these while the slot is reused:
+       relaxed atomics after a release fence, so it sees a new pair only together with the
+       generation change that makes it refuse the pair. */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    __atomic_store_n(&h->cvar, cv, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->obj, obj, __ATOMIC_RELAXED);
     *handle = (ibmsg_t_cvar_handle_t)cnt_slot_publish(&cnt_reg.chandles, idx);
     cnt_tool_unlock();
     *count = cv->d.count;
@@ -459,13 +463,23 @@ int ibmsg_t_cvar_read(ibmsg_t_cvar_handle_t handle, void *buf)
     if (buf == NULL) {
         return IBMSG_T_ERR_INVALID;
     }
-    /* The slot is never freed; cvar and obj are set before the generation is published. */
-    const cnt_cvar_t *cv = h->cvar;
-    void *obj = h->obj;
+    /* The slot is never freed; cvar and obj are set before the generation is published, and
+       are one allocation's pair if the generation is still the handle's after loading them. */
+    const cnt_cvar_t *cv = __atomic_load_n(&h->cvar, __ATOMIC_RELAXED);
+    void *obj = __atomic_load_n(&h->obj, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (!cnt_slot_still(h, (uintptr_t)handle)) {
         return IBMSG_T_ERR_INVALID_HANDLE;
     }
-    return cvar_read_value(cv, obj, buf);
+    if (cv->d.count <= 1) {
+        return cvar_read_value(cv, obj, buf); /* one element: one atomic load, no lock */
+    }
+    /* Strings and arrays are copied element by element: under the lock every write holds, so
+       a read never mixes two writes. */
+    cnt_tool_lock();
+    int ret = cvar_read_value(cv, obj, buf);
+    cnt_tool_unlock();
+    return ret;
 }
 
 int ibmsg_t_cvar_write(ibmsg_t_cvar_handle_t handle, const void *buf)

@@ -285,11 +285,13 @@ void cnt_value_accumulate(ibmsg_t_datatype_t dt, int n, void *out, const void *a
                           const void *base);
 /** Atomically raise (high) or lower (!high) wm[i] toward cur[i]; then cur[i] = wm[i]. */
 void cnt_value_watermark(ibmsg_t_datatype_t dt, int n, void *wm, void *cur, int high);
-/** Non-atomic max/min into wm (lock held, readers excluded by the seqlock). */
+/** Max/min into wm (lock held; relaxed atomics per element for readers inside the seqlock). */
 void cnt_value_extreme(ibmsg_t_datatype_t dt, int n, void *wm, const void *cur, int high);
 /** Read or write *ctx as n elements (relaxed atomics element by element; chars are bytes). */
 void cnt_value_load(ibmsg_t_datatype_t dt, int n, const void *ctx, void *buf);
 void cnt_value_store(ibmsg_t_datatype_t dt, int n, void *ctx, const void *buf);
+/** Set n elements of dst to 0, element by element (relaxed atomics, as cnt_value_store). */
+void cnt_value_clear(ibmsg_t_datatype_t dt, int n, void *dst);
 
 /* ---- Test hooks ---------------------------------------------------------------------------- */
 

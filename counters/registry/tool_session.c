@@ -80,14 +80,18 @@ static size_t round8(size_t n)
     return (n + 7) & ~(size_t)7;
 }
 
+static int source_read_of(const cnt_pvar_t *pv, void *obj, int count, void *buf)
+{
+    if (pv->d.read != NULL) {
+        return pv->d.read(obj, count, buf, pv->d.ctx);
+    }
+    cnt_value_load(pv->d.datatype, count, pv->d.ctx, buf);
+    return IBMSG_OK;
+}
+
 static int source_read(const cnt_phandle_t *h, void *buf)
 {
-    const cnt_pvar_t *pv = h->pvar;
-    if (pv->d.read != NULL) {
-        return pv->d.read(h->obj, h->count, buf, pv->d.ctx);
-    }
-    cnt_value_load(pv->d.datatype, h->count, pv->d.ctx, buf);
-    return IBMSG_OK;
+    return source_read_of(h->pvar, h->obj, h->count, buf);
 }
 
 static int notify(const cnt_phandle_t *h, cnt_notify_event_t event)
@@ -109,6 +113,13 @@ static void seq_end(cnt_phandle_t *h)
 {
     __atomic_store_n(&h->seq, h->seq + 1, __ATOMIC_RELEASE);
 }
+
+/* A handle's identity (pvar, obj, count, fast_u64, acc, base) and started are written under the
+   lock and inside the seqlock, and read by ibmsg_t_pvar_read without the lock, with relaxed
+   atomics on both sides: a reader with a stale copy of a freed handle may be reading the slot
+   while it is reused, and then sees the seqlock move and retries, and the generation refuses. */
+#define H_LOAD(h, field)     __atomic_load_n(&(h)->field, __ATOMIC_RELAXED)
+#define H_STORE(h, field, v) __atomic_store_n(&(h)->field, (v), __ATOMIC_RELAXED)
 
 /* Statistics of the registry's own pvars; lock held, relaxed stores for lock-free readers. */
 /* ---- Validation ---------------------------------------------------------------------------- */
@@ -216,7 +227,7 @@ static int handle_reserve(cnt_phandle_t *h, int count, size_t elsize)
         return IBMSG_T_ERR_MEMORY;
     }
     cnt_retire(h->acc);
-    h->acc = buf;
+    H_STORE(h, acc, buf);
     h->cap = need;
     return IBMSG_OK;
 }
@@ -225,21 +236,29 @@ static int handle_reserve(cnt_phandle_t *h, int count, size_t elsize)
 static int handle_init_state(cnt_phandle_t *h)
 {
     size_t bytes = value_bytes(h);
+    uint64_t small[8];
     int ret;
 
-    h->base = (char *)h->acc + round8(bytes);
+    H_STORE(h, base, (void *)((char *)h->acc + round8(bytes)));
     h->fresh = 1;
-    if (h->acc != NULL) {
-        memset(h->acc, 0, h->cap);
-    }
+    cnt_value_clear(IBMSG_T_UNSIGNED_LONG_LONG, (int)(h->cap / 8), h->acc);
     if (is_continuous(h)) {
         ret = notify(h, CNT_NOTIFY_START);
         if (ret != IBMSG_OK) {
             return ret;
         }
     }
-    /* Cumulative classes start at 0; the others start from the source's value. */
-    ret = source_read(h, value_kind(h->pvar) == VK_CUMULATIVE ? h->base : h->acc);
+    /* Cumulative classes start at 0; the others start from the source's value. Read into a
+       buffer of our own (a source writes plainly), then stored element by element. */
+    void *cur = bytes <= sizeof(small) ? small : malloc(bytes);
+    ret = cur != NULL ? source_read(h, cur) : IBMSG_T_ERR_MEMORY;
+    if (ret == IBMSG_OK) {
+        cnt_value_store(h->pvar->d.datatype, h->count,
+                        value_kind(h->pvar) == VK_CUMULATIVE ? h->base : h->acc, cur);
+    }
+    if (cur != small) {
+        free(cur);
+    }
     if (ret != IBMSG_OK) {
         if (is_continuous(h)) {
             notify(h, CNT_NOTIFY_STOP);
@@ -247,7 +266,7 @@ static int handle_init_state(cnt_phandle_t *h)
         return ret;
     }
     if (is_continuous(h)) {
-        h->started = 1;
+        H_STORE(h, started, 1);
         h->fresh = 0;
         __atomic_add_fetch((int *)&h->pvar->started_handles, 1, __ATOMIC_RELAXED);
     }
@@ -299,20 +318,22 @@ int ibmsg_t_pvar_handle_alloc(ibmsg_t_pvar_session_t session, int pvar_index, vo
         ret = ret == IBMSG_ERR_NO_RESOURCE ? IBMSG_T_ERR_OUT_OF_HANDLES : ret;
         goto err_notify_free;
     }
+    seq_begin(h); /* a stale reader of the slot's previous handle retries until seq_end */
     ret = handle_reserve(h, n, pv->elsize);
-    if (ret != IBMSG_OK) {
-        goto err_release_slot;
+    if (ret == IBMSG_OK) {
+        H_STORE(h, session, (uintptr_t)session);
+        H_STORE(h, pvar, pv);
+        H_STORE(h, obj, obj);
+        H_STORE(h, count, n);
+        H_STORE(h, fast_u64,
+                n == 1 && value_kind(pv) == VK_CUMULATIVE &&
+                    (pv->d.datatype == IBMSG_T_UNSIGNED_LONG_LONG ||
+                     pv->d.datatype == IBMSG_T_UNSIGNED_LONG || pv->d.datatype == IBMSG_T_COUNT));
+        H_STORE(h, started, 0);
+        h->mark = 0;
+        ret = handle_init_state(h);
     }
-    h->session = (uintptr_t)session;
-    h->pvar = pv;
-    h->obj = obj;
-    h->count = n;
-    h->fast_u64 = n == 1 && value_kind(pv) == VK_CUMULATIVE &&
-                  (pv->d.datatype == IBMSG_T_UNSIGNED_LONG_LONG ||
-                   pv->d.datatype == IBMSG_T_UNSIGNED_LONG || pv->d.datatype == IBMSG_T_COUNT);
-    h->started = 0;
-    h->mark = 0;
-    ret = handle_init_state(h);
+    seq_end(h);
     if (ret != IBMSG_OK) {
         goto err_release_slot;
     }
@@ -345,7 +366,7 @@ static void handle_destroy(cnt_session_t *s, cnt_phandle_t *h, uint32_t idx)
 {
     if (h->started) {
         seq_begin(h);
-        h->started = 0;
+        H_STORE(h, started, 0);
         seq_end(h);
         __atomic_sub_fetch((int *)&h->pvar->started_handles, 1, __ATOMIC_RELAXED);
         notify(h, CNT_NOTIFY_STOP);
@@ -448,16 +469,17 @@ static void handle_apply(cnt_phandle_t *h, int op, const void *cur)
 {
     const cnt_pvar_t *pv = h->pvar;
     int vk = value_kind(pv);
-    size_t bytes = value_bytes(h);
+    ibmsg_t_datatype_t dt = pv->d.datatype;
 
+    /* Readers copy acc and base without the lock: relaxed atomics on both sides. */
     seq_begin(h);
     switch (op) {
     case OP_START:
         if (vk == VK_CUMULATIVE) {
-            memcpy(h->base, cur, bytes);
+            cnt_value_store(dt, h->count, h->base, cur);
         } else if (vk == VK_WATERMARK) {
             if (h->fresh) {
-                memcpy(h->acc, cur, bytes);
+                cnt_value_store(dt, h->count, h->acc, cur);
             } else {
                 cnt_value_extreme(pv->d.datatype, h->count, h->acc, cur, is_high(pv));
             }
@@ -471,16 +493,16 @@ static void handle_apply(cnt_phandle_t *h, int op, const void *cur)
         } else if (vk == VK_WATERMARK) {
             cnt_value_extreme(pv->d.datatype, h->count, h->acc, cur, is_high(pv));
         } else {
-            memcpy(h->acc, cur, bytes);
+            cnt_value_store(dt, h->count, h->acc, cur);
         }
         __atomic_store_n(&h->started, 0, __ATOMIC_RELAXED);
         break;
     default: /* OP_RESET */
         if (vk == VK_CUMULATIVE) {
-            memset(h->acc, 0, bytes);
-            memcpy(h->base, cur, bytes);
+            cnt_value_clear(dt, h->count, h->acc);
+            cnt_value_store(dt, h->count, h->base, cur);
         } else {
-            memcpy(h->acc, cur, bytes);
+            cnt_value_store(dt, h->count, h->acc, cur);
             h->fresh = !h->started;
         }
         break;
@@ -674,39 +696,46 @@ static int pvar_read(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handl
     if (buf == NULL) {
         return IBMSG_T_ERR_INVALID;
     }
-    /* pvar, obj and count are fixed before the handle's generation is published. */
-    const cnt_pvar_t *pv = h->pvar;
-    int vk = value_kind(pv);
-    size_t bytes = value_bytes(h);
     for (;;) {
         uint32_t seq = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
         if ((seq & 1u) != 0) {
             continue; /* a writer is inside; it holds the seqlock only briefly */
         }
+        /* The identity, then a check that it is one allocation's before a source sees it. */
+        const cnt_pvar_t *pv = H_LOAD(h, pvar);
+        void *obj = H_LOAD(h, obj);
+        int count = H_LOAD(h, count);
+        void *acc = H_LOAD(h, acc), *base = H_LOAD(h, base);
+        int fast_u64 = H_LOAD(h, fast_u64);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) != seq) {
+            continue;
+        }
+        int vk = value_kind(pv);
         int ret = IBMSG_OK;
-        if (h->fast_u64) {
+        if (fast_u64) {
             /* The common case (one 64-bit counter) without the per-datatype loops. */
-            uint64_t value = *(const uint64_t *)h->acc;
-            if (__atomic_load_n(&h->started, __ATOMIC_RELAXED)) {
+            uint64_t value = __atomic_load_n((const uint64_t *)acc, __ATOMIC_RELAXED);
+            if (H_LOAD(h, started)) {
                 uint64_t cur;
                 if (pv->d.read != NULL) {
-                    ret = pv->d.read(h->obj, 1, &cur, pv->d.ctx);
+                    ret = pv->d.read(obj, 1, &cur, pv->d.ctx);
                 } else {
                     cur = __atomic_load_n((const uint64_t *)pv->d.ctx, __ATOMIC_RELAXED);
                 }
                 if (ret == IBMSG_OK) {
-                    value += cur - *(const uint64_t *)h->base;
+                    value += cur - __atomic_load_n((const uint64_t *)base, __ATOMIC_RELAXED);
                 }
             }
             memcpy(buf, &value, sizeof(value));
-        } else if (!__atomic_load_n(&h->started, __ATOMIC_RELAXED)) {
-            memcpy(buf, h->acc, bytes);
+        } else if (!H_LOAD(h, started)) {
+            cnt_value_load(pv->d.datatype, count, acc, buf);
         } else {
-            ret = source_read(h, buf);
+            ret = source_read_of(pv, obj, count, buf);
             if (ret == IBMSG_OK && vk == VK_CUMULATIVE) {
-                cnt_value_accumulate(pv->d.datatype, h->count, buf, h->acc, buf, h->base);
+                cnt_value_accumulate(pv->d.datatype, count, buf, acc, buf, base);
             } else if (ret == IBMSG_OK && vk == VK_WATERMARK) {
-                cnt_value_watermark(pv->d.datatype, h->count, h->acc, buf, is_high(pv));
+                cnt_value_watermark(pv->d.datatype, count, acc, buf, is_high(pv));
             }
         }
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -804,9 +833,9 @@ int ibmsg_t_pvar_write(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t han
     ret = group_snapshot(&g);
     if (ret == IBMSG_OK) {
         seq_begin(h);
-        memcpy(h->acc, buf, value_bytes(h));
+        cnt_value_store(pv->d.datatype, h->count, h->acc, buf);
         if (vk == VK_CUMULATIVE) {
-            memcpy(h->base, g.snap[0], value_bytes(h));
+            cnt_value_store(pv->d.datatype, h->count, h->base, g.snap[0]);
         }
         h->fresh = 0;
         seq_end(h);
@@ -850,11 +879,11 @@ int ibmsg_t_pvar_readreset(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t
         int vk = value_kind(pv);
         size_t bytes = value_bytes(h);
         if (!h->started) {
-            memcpy(buf, h->acc, bytes);
+            cnt_value_load(pv->d.datatype, h->count, h->acc, buf);
         } else if (vk == VK_CUMULATIVE) {
             cnt_value_accumulate(pv->d.datatype, h->count, buf, h->acc, g.snap[0], h->base);
         } else if (vk == VK_WATERMARK) {
-            memcpy(buf, h->acc, bytes);
+            cnt_value_load(pv->d.datatype, h->count, h->acc, buf);
             cnt_value_extreme(pv->d.datatype, h->count, buf, g.snap[0], is_high(pv));
         } else {
             memcpy(buf, g.snap[0], bytes);

@@ -35,13 +35,24 @@ int cnt_datatype_is_unsigned(ibmsg_t_datatype_t dt)
            dt == IBMSG_T_UNSIGNED_LONG_LONG;
 }
 
-#define VALUE_ACCUMULATE(utype)                          \
-    do {                                                 \
-        utype *o = out;                                  \
-        const utype *a = acc, *c = cur, *b = base;       \
-        for (int i = 0; i < n; i++) {                    \
-            o[i] = (utype)(a[i] + (utype)(c[i] - b[i])); \
-        }                                                \
+/* The elements of a handle's acc and base are read by lock-free readers inside a seqlock while
+   a writer (lock held) changes them: every access is a relaxed atomic, so the race is defined
+   (C11) and a torn read is retried by the seqlock, not undefined behaviour. */
+#define VALUE_LOAD(p, v)  __atomic_load((p), (v), __ATOMIC_RELAXED)
+#define VALUE_STORE(p, v) __atomic_store((p), (v), __ATOMIC_RELAXED)
+
+#define VALUE_ACCUMULATE(utype)                    \
+    do {                                           \
+        utype *o = out;                            \
+        const utype *a = acc, *c = cur, *b = base; \
+        for (int i = 0; i < n; i++) {              \
+            utype av, cv, bv, ov;                  \
+            VALUE_LOAD(&a[i], &av);                \
+            VALUE_LOAD(&c[i], &cv);                \
+            VALUE_LOAD(&b[i], &bv);                \
+            ov = (utype)(av + (utype)(cv - bv));   \
+            VALUE_STORE(&o[i], &ov);               \
+        }                                          \
     } while (0)
 
 void cnt_value_accumulate(ibmsg_t_datatype_t dt, int n, void *out, const void *acc, const void *cur,
@@ -63,7 +74,12 @@ void cnt_value_accumulate(ibmsg_t_datatype_t dt, int n, void *out, const void *a
         double *o = out;
         const double *a = acc, *c = cur, *b = base;
         for (int i = 0; i < n; i++) {
-            o[i] = a[i] + (c[i] - b[i]);
+            double av, cv, bv, ov;
+            VALUE_LOAD(&a[i], &av);
+            VALUE_LOAD(&c[i], &cv);
+            VALUE_LOAD(&b[i], &bv);
+            ov = av + (cv - bv);
+            VALUE_STORE(&o[i], &ov);
         }
         break;
     }
@@ -123,15 +139,18 @@ void cnt_value_watermark(ibmsg_t_datatype_t dt, int n, void *wm, void *cur, int 
     }
 }
 
-#define VALUE_EXTREME(type)                       \
-    do {                                          \
-        type *w = wm;                             \
-        const type *c = cur;                      \
-        for (int i = 0; i < n; i++) {             \
-            if (VALUE_BETTER(type, c[i], w[i])) { \
-                w[i] = c[i];                      \
-            }                                     \
-        }                                         \
+#define VALUE_EXTREME(type)                   \
+    do {                                      \
+        type *w = wm;                         \
+        const type *c = cur;                  \
+        for (int i = 0; i < n; i++) {         \
+            type wv, cv;                      \
+            VALUE_LOAD(&w[i], &wv);           \
+            VALUE_LOAD(&c[i], &cv);           \
+            if (VALUE_BETTER(type, cv, wv)) { \
+                VALUE_STORE(&w[i], &cv);      \
+            }                                 \
+        }                                     \
     } while (0)
 
 void cnt_value_extreme(ibmsg_t_datatype_t dt, int n, void *wm, const void *cur, int high)
@@ -193,4 +212,13 @@ void cnt_value_load(ibmsg_t_datatype_t dt, int n, const void *ctx, void *buf)
 void cnt_value_store(ibmsg_t_datatype_t dt, int n, void *ctx, const void *buf)
 {
     value_copy(dt, n, ctx, buf);
+}
+
+void cnt_value_clear(ibmsg_t_datatype_t dt, int n, void *dst)
+{
+    static const uint64_t zero = 0;
+
+    for (int i = 0; i < n; i++) {
+        value_copy(dt, 1, (char *)dst + (size_t)i * cnt_datatype_size(dt), &zero);
+    }
 }

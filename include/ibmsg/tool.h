@@ -7,7 +7,9 @@
  * of this file and marked as such.
  *
  * Thread safety: every function may be called from any thread once the interface is initialized
- * (ibmsg_t_init_thread always provides IBMSG_T_THREAD_MULTIPLE). Reading a handle takes no lock.
+ * (ibmsg_t_init_thread always provides IBMSG_T_THREAD_MULTIPLE). Reading a handle takes no lock,
+ * except a cvar of more than one element (a string, an array): it is read under the lock writes
+ * hold, so a read never mixes two writes.
  * A handle must not be freed by one thread while another uses it; doing so gives an error, not a
  * crash, because handles are validated by generation number.
  *

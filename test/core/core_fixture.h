@@ -3,10 +3,13 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <infiniband/verbs.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 
+#include "guest.h"
 #include "ibmsg/ibmsg.h"
 #include "ibmsg/tool.h"
 
@@ -69,14 +72,15 @@ inline int connect_pair(ibmsg_ep_t a, ibmsg_ep_t b)
     return ret;
 }
 
-// *ctx on the test device (the test skipped without one), endpoints *a <-> *b. A skip or a
-// failed assertion returns from here only: callers check IsSkipped() / HasFatalFailure().
+// *ctx on the test device (the test skipped without one, failed in the guest), endpoints *a <-> *b.
+// A skip or a failed assertion returns from here only: callers check IsSkipped() /
+// HasFatalFailure().
 inline void open_pair(ibmsg_context_t *ctx, ibmsg_ep_t *a, ibmsg_ep_t *b,
                       const InfoFn &set = nullptr)
 {
     int ret = open_context(ctx, nullptr, set);
     if (ret == IBMSG_ERR_NO_DEVICE) {
-        GTEST_SKIP() << kSkip;
+        IBMSG_TEST_MISSING(kSkip);
     }
     ASSERT_EQ(ret, IBMSG_OK);
     ASSERT_EQ(ibmsg_ep_create(*ctx, a), IBMSG_OK);
@@ -111,6 +115,42 @@ inline ibmsg_t_pvar_handle_t pvar_handle(ibmsg_t_pvar_session_t s, const char *n
     return h;
 }
 
+// What the device itself reports (libibverbs, not the library under test): expectations are
+// taken from here, so a library that misreads the device fails instead of agreeing with itself.
+struct DevCaps {
+    bool found = false;
+    uint32_t init_rd_atom = 0; // RDMA READs a QP may have outstanding
+    uint32_t rd_atom = 0;      // RDMA READs a QP serves at once
+    bool mw2b = false;         // type 2B memory windows
+};
+
+inline DevCaps device_caps(const char *name)
+{
+    DevCaps caps;
+    int n = 0;
+    ibv_device **list = ibv_get_device_list(&n);
+    for (int i = 0; list != nullptr && i < n && !caps.found; i++) {
+        if (strcmp(ibv_get_device_name(list[i]), name) != 0) {
+            continue;
+        }
+        ibv_context *dev = ibv_open_device(list[i]);
+        ibv_device_attr da;
+        if (dev != nullptr && ibv_query_device(dev, &da) == 0) {
+            caps.found = true;
+            caps.init_rd_atom = uint32_t(da.max_qp_init_rd_atom);
+            caps.rd_atom = uint32_t(da.max_qp_rd_atom);
+            caps.mw2b = (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B) != 0 && da.max_mw > 0;
+        }
+        if (dev != nullptr) {
+            ibv_close_device(dev);
+        }
+    }
+    if (list != nullptr) {
+        ibv_free_device_list(list);
+    }
+    return caps;
+}
+
 // A fixture's context and its connected pair a <-> b; limit is the context's eager limit.
 struct PairTest : ::testing::Test {
     ibmsg_context_t ctx = IBMSG_CONTEXT_NULL;
@@ -131,13 +171,14 @@ struct PairTest : ::testing::Test {
 
 } // namespace core_test
 
-// Skips the test (returns from it) without a device; any other failure to open fails it.
+// Skips the test (returns from it) without a device, fails it in the guest (which has one); any
+// other failure to open fails it.
 #define CORE_TEST_SKIP_WITHOUT_DEVICE()              \
     do {                                             \
         ibmsg_context_t probe_;                      \
         int ret_ = core_test::open_context(&probe_); \
         if (ret_ == IBMSG_ERR_NO_DEVICE) {           \
-            GTEST_SKIP() << core_test::kSkip;        \
+            IBMSG_TEST_MISSING(core_test::kSkip);    \
         }                                            \
         ASSERT_EQ(ret_, IBMSG_OK);                   \
         ibmsg_context_destroy(probe_);               \

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>
@@ -169,7 +170,8 @@ TEST(CoreOob, PartialWritesAreReassembled)
     uint16_t port = 0;
     ASSERT_EQ(ibmsg_oob_listen("127.0.0.1", 0, &listener), IBMSG_OK);
     ASSERT_EQ(ibmsg_oob_port(listener, &port), IBMSG_OK);
-    std::thread writer([port] {
+    std::promise<void> read_done;
+    std::thread writer([port, &read_done] {
         int fd = socket(AF_INET, SOCK_STREAM, 0);
         sockaddr_in sa{};
         sa.sin_family = AF_INET;
@@ -183,7 +185,7 @@ TEST(CoreOob, PartialWritesAreReassembled)
         }
         const uint8_t huge[] = {0, 1, 0, 1}; // 65537: over the frame limit
         ASSERT_EQ(write(fd, huge, sizeof(huge)), 4);
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        read_done.get_future().wait(); // closed only after the server read the bad frame
         close(fd);
     });
     ASSERT_EQ(ibmsg_oob_accept(listener, 5000, &server), IBMSG_OK);
@@ -196,6 +198,7 @@ TEST(CoreOob, PartialWritesAreReassembled)
         LogCapture log;
         EXPECT_EQ(ibmsg_oob_recv(server, buf, &len, 5000), IBMSG_ERR_PROTOCOL);
     }
+    read_done.set_value();
     writer.join();
     ibmsg_oob_close(server);
     ibmsg_oob_close(listener);

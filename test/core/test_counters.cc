@@ -35,7 +35,7 @@ struct CoreCounters : ::testing::Test {
     {
         int ret = open_context(&ctx);
         if (ret == IBMSG_ERR_NO_DEVICE) {
-            GTEST_SKIP() << kSkip;
+            IBMSG_TEST_MISSING(kSkip);
         }
         ASSERT_EQ(ret, IBMSG_OK);
         if (!IBMSG_HAVE_CORE_COUNTERS) {

@@ -433,6 +433,102 @@ TEST_F(MsgTest, CancelAReceive)
     EXPECT_EQ(v, 77u);
 }
 
+// A send not yet handed to the device (queued behind exhausted credits: nothing progresses
+// to return them) is cancelled: it completes with IBMSG_ERR_CANCELED and its full length,
+// never arrives, and the sends around it arrive in order.
+TEST_F(MsgTest, CancelASendNotYetHandedToTheDevice)
+{
+    const uint64_t stalls = cnt(CNT_CORE_CREDIT_STALLS);
+    std::vector<uint64_t> vals(10000);
+    std::vector<ibmsg_request_t> reqs;
+    size_t first_pending = 0;
+    for (uint64_t i = 0; i < vals.size(); i++) {
+        vals[i] = 1000 + i;
+        ibmsg_request_t r;
+        ASSERT_EQ(ibmsg_tag_isend(a, &vals[i], 8, i, &r), IBMSG_OK);
+        reqs.push_back(r);
+        if (r->state == CORE_REQ_POSTED) { // eager sends complete when posted or held
+            first_pending = i;
+            break;
+        }
+    }
+    ASSERT_EQ(reqs.back()->state, CORE_REQ_POSTED) << "credits never ran out";
+    EXPECT_GT(cnt(CNT_CORE_CREDIT_STALLS), stalls);
+    const uint64_t cancelled = first_pending, after = first_pending + 1;
+    ibmsg_request_t r;
+    ASSERT_EQ(ibmsg_tag_isend(a, &vals[after], 8, after, &r), IBMSG_OK);
+    reqs.push_back(r);
+    ASSERT_EQ(ibmsg_request_cancel(reqs[cancelled]), IBMSG_OK);
+    ibmsg_tag_status_t st{};
+    EXPECT_EQ(ibmsg_request_wait(&reqs[cancelled], &st), IBMSG_ERR_CANCELED);
+    EXPECT_EQ(st.error, IBMSG_ERR_CANCELED);
+    EXPECT_EQ(st.length, 8u);
+    for (uint64_t i = 0; i <= after; i++) {
+        if (i == cancelled) {
+            continue;
+        }
+        uint64_t v = 0;
+        ASSERT_EQ(ibmsg_tag_recv(ctx, b, &v, 8, i, IBMSG_TAG_MASK_EXACT, &st), IBMSG_OK) << i;
+        EXPECT_EQ(v, vals[i]);
+        ASSERT_EQ(ibmsg_request_wait(&reqs[i], nullptr), IBMSG_OK) << i;
+    }
+    uint64_t v = 0;
+    ibmsg_request_t rr;
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, b, &v, 8, cancelled, IBMSG_TAG_MASK_EXACT, &rr), IBMSG_OK);
+    int done = 0;
+    for (int i = 0; i < 10000 && !done; i++) {
+        ASSERT_EQ(ibmsg_request_test(&rr, &done, nullptr), IBMSG_OK);
+    }
+    EXPECT_EQ(done, 0) << "the cancelled send arrived";
+    ASSERT_EQ(ibmsg_request_cancel(rr), IBMSG_OK);
+    EXPECT_EQ(ibmsg_request_wait(&rr, nullptr), IBMSG_ERR_CANCELED);
+    EXPECT_EQ(cnt(CNT_CORE_UNEXPECTED_RECVQ), 0u);
+}
+
+// MPI order when a wildcard and an exact receive both match: the one posted first takes the
+// first message, the other the second; for compact tags, header tags and rendezvous.
+TEST_F(MsgTest, WildcardAndExactReceivesMatchInPostingOrder)
+{
+    for (uint64_t tag : {uint64_t(5), IBMSG_TAG_COMPACT_MAX + 5}) {
+        for (size_t len : {size_t(64), limit + 1000}) {
+            for (bool wildcard_first : {true, false}) {
+                auto m1 = payload(tag + 1, len), m2 = payload(tag + 2, len);
+                std::vector<uint8_t> wild(len), exact(len);
+                ibmsg_request_t rw, re;
+                auto post_wild = [&] {
+                    ASSERT_EQ(ibmsg_tag_irecv(ctx, IBMSG_EP_NULL, wild.data(), len, 0,
+                                              IBMSG_TAG_MASK_ANY, &rw),
+                              IBMSG_OK);
+                };
+                auto post_exact = [&] {
+                    ASSERT_EQ(
+                        ibmsg_tag_irecv(ctx, b, exact.data(), len, tag, IBMSG_TAG_MASK_EXACT, &re),
+                        IBMSG_OK);
+                };
+                if (wildcard_first) {
+                    post_wild();
+                    post_exact();
+                } else {
+                    post_exact();
+                    post_wild();
+                }
+                ASSERT_EQ(ibmsg_tag_send(a, m1.data(), len, tag), IBMSG_OK);
+                ASSERT_EQ(ibmsg_tag_send(a, m2.data(), len, tag), IBMSG_OK);
+                ibmsg_tag_status_t sw{}, se{};
+                ASSERT_EQ(ibmsg_request_wait(&rw, &sw), IBMSG_OK);
+                ASSERT_EQ(ibmsg_request_wait(&re, &se), IBMSG_OK);
+                const std::string what = "tag " + std::to_string(tag) + " len " +
+                                         std::to_string(len) +
+                                         (wildcard_first ? " wildcard first" : " exact first");
+                EXPECT_EQ(sw.tag, tag) << what;
+                EXPECT_EQ(sw.source, b) << what;
+                EXPECT_EQ(wild, wildcard_first ? m1 : m2) << what;
+                EXPECT_EQ(exact, wildcard_first ? m2 : m1) << what;
+            }
+        }
+    }
+}
+
 TEST_F(MsgTest, SeveralEndpointsAnySource)
 {
     ibmsg_ep_t c, d;

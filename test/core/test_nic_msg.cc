@@ -36,7 +36,7 @@ class NicMsg : public ::testing::Test
         int ret = ibmsg_context_create(info, &ctx_);
         ibmsg_info_free(&info);
         if (ret == IBMSG_ERR_NO_DEVICE) {
-            GTEST_SKIP() << kSkip;
+            IBMSG_TEST_MISSING(kSkip);
         }
         ASSERT_EQ(ret, IBMSG_OK);
         ASSERT_EQ(ibmsg_context_query(ctx_, &attr_), IBMSG_OK);

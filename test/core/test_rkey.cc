@@ -108,7 +108,8 @@ TEST(CoreRkey, RejectsEachBadField)
     for (size_t len : {size_t(0), size_t(1), size_t(23), size_t(25), size_t(64)}) {
         std::vector<uint8_t> v(64, 0); // the bytes are there; only len says otherwise
         std::memcpy(v.data(), good.data(), good.size());
-        EXPECT_EQ(core_rkey_unpack(v.data(), v.size(), &u, &why), IBMSG_ERR_PROTOCOL) << len;
+        why = nullptr;
+        EXPECT_EQ(core_rkey_unpack(v.data(), len, &u, &why), IBMSG_ERR_PROTOCOL) << len;
         EXPECT_STREQ(why, "wrong size");
     }
     EXPECT_EQ(core_rkey_unpack(nullptr, 24, &u, &why), IBMSG_ERR_INVALID);

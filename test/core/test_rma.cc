@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -241,7 +242,12 @@ TEST_F(RmaTest, ManyGetsInFlight)
     EXPECT_EQ(first_bad(local.data(), n * s, 9), n * s);
     EXPECT_EQ(cnt(CNT_CORE_RMA_GET_OPS), uint64_t(n));
     EXPECT_EQ(cnt(CNT_CORE_RMA_GET_BYTES), uint64_t(n) * s);
-    EXPECT_GE(attr.max_rd_atomic, 1u);
+    // The device's own limit (libibverbs), capped at 16 (rma.h).
+    ibmsg_context_attr_t cattr;
+    ASSERT_EQ(ibmsg_context_query(ctx, &cattr), IBMSG_OK);
+    const core_test::DevCaps caps = core_test::device_caps(cattr.device);
+    ASSERT_TRUE(caps.found) << cattr.device;
+    EXPECT_EQ(attr.max_rd_atomic, std::min({16u, caps.init_rd_atom, caps.rd_atom}));
 }
 
 // Outside the key's range: refused locally, exact error, nothing posted, no operation counted.
@@ -430,6 +436,46 @@ TEST_F(RmaTest, DestroyWithOperationsOutstanding)
 
 // Two processes: the initiator puts into the target's memory, flushes, then tells it with a
 // tagged message; the target checks its own memory. Then the initiator reads it back.
+// rma.h: after ibmsg_mem_unmap, a peer still holding the key gets a remote access error when it
+// uses it (the registration is gone in the device, not just in the table). Own context, not
+// RmaTest: the refused READ is a completion error, which RmaTest's TearDown forbids.
+TEST(RmaUnmap, PeerUsingAnUnmappedKeyGetsARemoteAccessError)
+{
+    ibmsg_context_t ctx;
+    ibmsg_ep_t a, b;
+    core_test::open_pair(&ctx, &a, &b);
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    std::vector<uint8_t> remote(65536), local(65536);
+    fill(remote.data(), remote.size(), 7);
+    ibmsg_mem_t rmem, lmem;
+    ASSERT_EQ(ibmsg_mem_map(ctx, remote.data(), remote.size(), IBMSG_MEM_REMOTE_READ, &rmem),
+              IBMSG_OK);
+    ASSERT_EQ(ibmsg_mem_map(ctx, local.data(), local.size(), 0, &lmem), IBMSG_OK);
+    uint8_t blob[64];
+    size_t len = sizeof(blob);
+    ibmsg_rkey_t key;
+    ASSERT_EQ(ibmsg_mem_rkey_pack(rmem, blob, &len), IBMSG_OK);
+    ASSERT_EQ(ibmsg_rkey_unpack(a, blob, len, &key), IBMSG_OK);
+    const uint64_t raddr = uint64_t(uintptr_t(remote.data()));
+    ibmsg_request_t r;
+    ASSERT_EQ(ibmsg_get(a, local.data(), 4096, lmem, raddr, key, &r), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&r, nullptr), IBMSG_OK);
+    EXPECT_EQ(first_bad(local.data(), 4096, 7), 4096u) << "the key reads while mapped";
+
+    ASSERT_EQ(ibmsg_mem_unmap(rmem), IBMSG_OK);
+    ASSERT_EQ(ibmsg_get(a, local.data(), 4096, lmem, raddr, key, &r), IBMSG_OK)
+        << "the key's range is still valid to the peer: only the device can refuse it";
+    EXPECT_EQ(ibmsg_request_wait(&r, nullptr), IBMSG_ERR_ACCESS);
+    EXPECT_EQ(cnt_read(ctx->cnt, CNT_VERBS_WC_ERRORS, CNT_READ_VALUE), 1u);
+    EXPECT_EQ(ibmsg_rkey_destroy(key), IBMSG_OK);
+    EXPECT_EQ(ibmsg_mem_unmap(lmem), IBMSG_OK);
+    EXPECT_EQ(ibmsg_ep_destroy(a), IBMSG_OK);
+    EXPECT_EQ(ibmsg_ep_destroy(b), IBMSG_OK);
+    EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
+}
+
 TEST(RmaTwoProcesses, PutFlushHandshakeGet)
 {
     CORE_TEST_SKIP_WITHOUT_DEVICE();

@@ -13,6 +13,8 @@
 
 #include <ibmsg/world.h>
 
+#include "guest.h"
+
 namespace
 {
 
@@ -39,7 +41,7 @@ void clear_env()
 TEST(WorldRdma, SingleProcess)
 {
     if (!have_device()) {
-        GTEST_SKIP() << kSkip;
+        IBMSG_TEST_MISSING(kSkip);
     }
     clear_env();
     ibmsg_world_t w, w2;
@@ -77,7 +79,7 @@ TEST(WorldRdma, SingleProcess)
 TEST(WorldRdma, TwoProcessesOverTcp)
 {
     if (!have_device()) {
-        GTEST_SKIP() << kSkip;
+        IBMSG_TEST_MISSING(kSkip);
     }
     clear_env();
     // A free port: bind an ephemeral one, note it, close it.

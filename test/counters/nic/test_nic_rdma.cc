@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "counters/nic/nic_port.h"
+#include "guest.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -24,7 +25,7 @@ bool have_rxe0()
 TEST(NicRdma, Rxe0CountersFollowTraffic)
 {
     if (!have_rxe0()) {
-        GTEST_SKIP() << "no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma";
+        IBMSG_TEST_MISSING("no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma");
     }
     int provided;
     ASSERT_EQ(ibmsg_t_init_thread(IBMSG_T_THREAD_SINGLE, &provided), IBMSG_T_SUCCESS);

@@ -18,6 +18,7 @@
 #include "counters/papi/papi_source.h"
 #include "util/log.h"
 #include "counters/busy.h"
+#include "guest.h"
 
 namespace
 {
@@ -136,7 +137,8 @@ TEST_F(PapiPvars, TaskClockCountsOnlyWhileStarted)
     ibmsg_t_pvar_handle_t h;
     ASSERT_EQ(ibmsg_t_thread_self(&self), IBMSG_T_SUCCESS);
     if (counter("papi_thread_perf_task_clock", &h, &self) < 0) {
-        GTEST_SKIP() << "perf::TASK-CLOCK cannot be counted on this machine: " << unavailable();
+        IBMSG_TEST_MISSING(std::string("perf::TASK-CLOCK cannot be counted on this machine: ") +
+                           unavailable());
     }
     ASSERT_EQ(ibmsg_t_pvar_start(session_, h), IBMSG_T_SUCCESS);
     busy_ms(20);
@@ -170,8 +172,8 @@ TEST_F(PapiPvars, ThreadBoundCountsReadFromAnotherThreadAndSumOverThreads)
             IBMSG_T_SUCCESS ||
         ibmsg_t_pvar_get_index("papi_thread_perf_page_faults", IBMSG_T_PVAR_CLASS_COUNTER,
                                &probe) != IBMSG_T_SUCCESS) {
-        GTEST_SKIP() << "perf software events cannot be counted here (" << unavailable()
-                     << "); run test/vm/run -- ctest --test-dir build -R Papi";
+        IBMSG_TEST_MISSING(std::string("perf software events cannot be counted here (") +
+                           unavailable() + "); run test/vm/run -- ctest --test-dir build -R Papi");
     }
     std::mutex m;
     std::condition_variable cv;

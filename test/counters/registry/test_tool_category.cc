@@ -35,6 +35,7 @@ class ToolCategory : public ToolTest
         return v;
     }
     unsigned long long src = 0;
+    int cvar_value = 0;
 };
 
 TEST_F(ToolCategory, InfoIndexAndMembersInJoinOrder)
@@ -169,6 +170,16 @@ TEST_F(ToolCategory, ChangedGrowsOnEveryChange)
     EXPECT_GT(v5, v4);
     ASSERT_EQ(cnt_category_add_pvar(b, p), IBMSG_OK); /* already a member */
     EXPECT_EQ(changed(), v5);
+    /* The same for control variables. */
+    int cv = add_cvar("cv", IBMSG_T_INT, &cvar_value, IBMSG_T_SCOPE_LOCAL, 1, IBMSG_T_ENUM_NULL,
+                      nullptr, an.c_str());
+    int v6 = changed();
+    EXPECT_GT(v6, v5); /* a cvar joins an existing category */
+    ASSERT_EQ(cnt_category_add_cvar(b, cv), IBMSG_OK);
+    int v7 = changed();
+    EXPECT_GT(v7, v6);
+    ASSERT_EQ(cnt_category_add_cvar(b, cv), IBMSG_OK); /* already a member */
+    EXPECT_EQ(changed(), v7);
     EXPECT_EQ(cnt_category_add_pvar(b, INT_MAX), IBMSG_T_ERR_INVALID_INDEX);
     EXPECT_EQ(cnt_category_add_cvar(b, INT_MAX), IBMSG_T_ERR_INVALID_INDEX);
     EXPECT_EQ(cnt_category_add_pvar(INT_MAX, p), IBMSG_T_ERR_INVALID_INDEX);

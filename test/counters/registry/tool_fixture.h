@@ -71,6 +71,28 @@ class ToolTest : public ::testing::Test
         EXPECT_EQ(cnt_pvar_register(&d, &index), IBMSG_OK) << name;
         return index;
     }
+    /* A cvar over a test-owned variable, read and written through the context pointer. */
+    int add_cvar(const char *what, ibmsg_t_datatype_t dt, void *ctx,
+                 int scope = IBMSG_T_SCOPE_LOCAL, int count = 1,
+                 ibmsg_t_enum_t et = IBMSG_T_ENUM_NULL, cnt_cvar_write_cb_t write = nullptr,
+                 const char *category = nullptr)
+    {
+        std::string n = tool_unique(what);
+        cnt_cvar_desc_t d = {};
+        d.name = n.c_str();
+        d.datatype = dt;
+        d.enumtype = et;
+        d.verbosity = IBMSG_T_VERBOSITY_USER_DETAIL;
+        d.scope = scope;
+        d.count = count;
+        d.desc = "a test setting";
+        d.write = write;
+        d.category = category;
+        d.ctx = ctx;
+        int index = -1;
+        EXPECT_EQ(cnt_cvar_register(&d, &index), IBMSG_OK) << n;
+        return index;
+    }
 };
 
 #endif
