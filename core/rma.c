@@ -97,6 +97,9 @@ static int rma_post(ibmsg_ep_t ep, struct ibmsg_request_s *req)
             core_signal_posted(ep);
             slot->signaled = 1;
         }
+        if (r->op == CORE_RMA_PUT) {
+            flags |= core_ep_fence(ep);
+        }
         status =
             verbs_qp_post_rdma(ep->qp, r->op == CORE_RMA_GET ? VERBS_RDMA_READ : VERBS_RDMA_WRITE,
                                &sge, r->op == CORE_RMA_MARKER ? 0 : 1, r->raddr + r->posted,
@@ -106,6 +109,9 @@ static int rma_post(ibmsg_ep_t ep, struct ibmsg_request_s *req)
             return rma_post_failed(ep, slot, flags);
         }
         ep->sq_head++;
+        if (r->op == CORE_RMA_GET) {
+            ep->rma.read_end = ep->sq_head; /* a put or send behind it is fenced */
+        }
         r->posted += frag;
         req->state = CORE_REQ_ACTIVE;
     } while (r->posted < req->len);

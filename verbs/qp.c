@@ -346,7 +346,8 @@ int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigne
                 : (flags & VERBS_SEND_IMM)      ? IBV_WR_SEND_WITH_IMM
                                                 : IBV_WR_SEND;
     wr.send_flags = ((flags & VERBS_SEND_SIGNALED) ? IBV_SEND_SIGNALED : 0) |
-                    ((flags & VERBS_SEND_INLINE) ? IBV_SEND_INLINE : 0);
+                    ((flags & VERBS_SEND_INLINE) ? IBV_SEND_INLINE : 0) |
+                    ((flags & VERBS_SEND_FENCE) ? IBV_SEND_FENCE : 0);
     if (flags & VERBS_SEND_IMM) {
         wr.imm_data = verbs_be32_swap(ex);
     } else {
@@ -437,7 +438,8 @@ int verbs_qp_post_rdma(verbs_qp_t *qp, int op, const verbs_sge_t *sge, int nsge,
     wr.num_sge = nsge > 0 ? 1 : 0;
     wr.opcode = op == VERBS_RDMA_READ ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
     wr.send_flags = ((flags & VERBS_SEND_SIGNALED) ? IBV_SEND_SIGNALED : 0) |
-                    ((flags & VERBS_SEND_INLINE) ? IBV_SEND_INLINE : 0);
+                    ((flags & VERBS_SEND_INLINE) ? IBV_SEND_INLINE : 0) |
+                    ((flags & VERBS_SEND_FENCE) ? IBV_SEND_FENCE : 0);
     wr.wr.rdma.remote_addr = raddr;
     wr.wr.rdma.rkey = rkey;
     return verbs_qp_submit_wr(qp, &wr, flags, op == VERBS_RDMA_READ ? "RDMA READ" : "RDMA WRITE");

@@ -48,6 +48,7 @@ enum {
     VERBS_SEND_INVALIDATE = 1u << 2, /* SEND_WITH_INV: invalidates the peer's window inv_rkey */
     VERBS_SEND_IMM = 1u << 3,        /* SEND_WITH_IMM: ex is the immediate (host order) */
     VERBS_SEND_DEFER = 1u << 4,      /* hold the send for the next doorbell (verbs_qp_flush) */
+    VERBS_SEND_FENCE = 1u << 5,      /* start only once every earlier RDMA READ has completed */
 };
 
 /* Most sends a QP holds for one doorbell (verbs_qp_params_t.send_batch). */

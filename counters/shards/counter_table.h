@@ -145,6 +145,8 @@
       "rma", "Puts and gets refused locally: outside the range of the remote key")                \
     X(CORE_RMA_RKEYS_REJECTED, "core_rma_rkeys_rejected", COUNTER, ENDPOINT, USER_BASIC, "rma",    \
       "Remote key blobs from peers rejected as malformed")                                        \
+    X(CORE_RMA_FENCED_WRS, "core_rma_fenced_wrs", COUNTER, ENDPOINT, TUNER_DETAIL, "rma",          \
+      "Puts and messages posted with a fence: the first behind a get's RDMA READs in flight")      \
     X(CORE_RMA_MAPPED_BYTES, "core_rma_mapped_bytes", LEVEL_WM, CONTEXT, USER_BASIC, "rma",        \
       "Bytes of memory mapped for one-sided access now")  \
     /* core: failures (core/failure.c) */                                                          \

@@ -242,6 +242,55 @@ TEST_F(RmaTest, ManyGetsInFlight)
     EXPECT_EQ(cnt(CNT_CORE_RMA_GET_OPS), uint64_t(n));
     EXPECT_EQ(cnt(CNT_CORE_RMA_GET_BYTES), uint64_t(n) * s);
     EXPECT_GE(attr.max_rd_atomic, 1u);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 0u); // nothing was posted behind the READs
+}
+
+// A get then a put to the same bytes: the get returns the old bytes, because the put's WRITE
+// is fenced behind the get's READ (IB lets a WRITE pass an earlier READ). Exactly the first
+// WRITE or SEND behind READs in flight carries the fence; those after it queue behind it, and
+// nothing is fenced once the READs are known complete.
+TEST_F(RmaTest, GetThenPutOrSendIsFenced)
+{
+    const size_t s = 1u << 20;
+    uint8_t *got = local.data(), *fresh = local.data() + s;
+    fill(remote.data(), s, 21);
+    fill(fresh, s, 22);
+    ibmsg_request_t g, p, snd, rcv;
+    char msg[16] = "after the put", in[16] = {};
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, b, in, sizeof(in), 5, ~0ull, &rcv), IBMSG_OK);
+    ASSERT_EQ(ibmsg_get(a, got, s, lmem, rbase, rkey, &g), IBMSG_OK);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 0u);
+    ASSERT_EQ(ibmsg_put(a, fresh, s, lmem, rbase, rkey, &p), IBMSG_OK);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 1u);
+    ASSERT_EQ(ibmsg_tag_isend(a, msg, sizeof(msg), 5, &snd), IBMSG_OK);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 1u); // behind the fenced put
+    ASSERT_EQ(ibmsg_request_wait(&g, nullptr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&p, nullptr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&snd, nullptr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&rcv, nullptr), IBMSG_OK);
+    EXPECT_EQ(first_bad(got, s, 21), s) << "the get saw the later put";
+    EXPECT_EQ(first_bad(remote.data(), s, 22), s);
+    EXPECT_STREQ(in, msg);
+
+    // The get is complete: a put now needs no fence.
+    ASSERT_EQ(ibmsg_put(a, fresh, s, lmem, rbase, rkey, &p), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&p, nullptr), IBMSG_OK);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 1u);
+
+    // Implicit gets, then a message: the message is fenced (the peer may act on it).
+    fill(remote.data(), s, 23);
+    for (int i = 0; i < 3; i++) {
+        ASSERT_EQ(ibmsg_get(a, got + i * 4096, 4096, lmem, rbase + i * 4096, rkey, nullptr),
+                  IBMSG_OK);
+    }
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, b, in, sizeof(in), 6, ~0ull, &rcv), IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_isend(a, msg, sizeof(msg), 6, &snd), IBMSG_OK);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 2u);
+    ASSERT_EQ(ibmsg_request_wait(&snd, nullptr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&rcv, nullptr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_ep_flush_wait(a), IBMSG_OK);
+    EXPECT_EQ(first_bad(got, 3 * 4096, 23), 3 * 4096u);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 2u);
 }
 
 // Outside the key's range: refused locally, exact error, nothing posted, no operation counted.
