@@ -37,6 +37,9 @@ extern "C" {
       "RC transport retries (Soft-RoCE takes 7 as forever: a dead peer goes unnoticed)")         \
     X(rnr_retry, "verbs_rnr_retry", 7, 0, 7, "RC RNR retries (7: forever; credits avoid RNR)")   \
     X(min_rnr_timer, "verbs_min_rnr_timer", 12, 0, 31, "RC minimal RNR NAK timer (IB encoding)") \
+    X(max_rd_atomic, "verbs_max_rd_atomic", 16, 1, 16,                                           \
+      "RDMA READs in flight per queue pair, each direction, at most (the device's limits and "   \
+      "the peer's, exchanged at connection, may lower it)")                                      \
     X(reg_cache, "verbs_reg_cache", 1, 0, 1,                                                     \
       "1: keep registrations of user buffers in a cache; 0: register for every transfer")        \
     X(reg_cache_max_entries, "verbs_reg_cache_max_entries", 1024, 1, 1048576,                    \

@@ -26,11 +26,13 @@ static uint32_t initial_psn(const void *salt)
     return (uint32_t)x & 0xffffff;
 }
 
-/* RDMA READs in flight per QP (both directions): the device's limit, capped so that both ends
- * of a connection agree when their devices differ only above the cap. */
-static uint8_t verbs_qp_rd_atom(uint32_t dev_max)
+/* RDMA READs in flight per QP in one direction: the device's limit and the caller's, at most
+ * VERBS_QP_RD_ATOM_MAX, at least 1. The peer's value is applied at connection. */
+static uint8_t verbs_qp_rd_atom(uint32_t dev_max, uint32_t asked)
 {
-    return (uint8_t)UTIL_MAX(1u, UTIL_MIN(dev_max, (uint32_t)VERBS_QP_RD_ATOM_MAX));
+    uint32_t cap = asked != 0 ? UTIL_MIN(asked, (uint32_t)VERBS_QP_RD_ATOM_MAX)
+                              : (uint32_t)VERBS_QP_RD_ATOM_MAX;
+    return (uint8_t)UTIL_MAX(1u, UTIL_MIN(dev_max, cap));
 }
 
 int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
@@ -85,7 +87,8 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     qp->caps.sq_depth = init.cap.max_send_wr;
     qp->caps.rq_depth = init.cap.max_recv_wr;
     qp->caps.max_inline = init.cap.max_inline_data;
-    qp->caps.max_rd_atomic = verbs_qp_rd_atom(dev->info.max_init_rd_atom);
+    qp->caps.max_rd_atomic = verbs_qp_rd_atom(dev->info.max_init_rd_atom, params->max_rd_atomic);
+    qp->caps.max_dest_rd_atomic = verbs_qp_rd_atom(dev->info.max_rd_atom, params->max_rd_atomic);
     qp->caps.send_batch = UTIL_MIN(params->send_batch, (uint32_t)VERBS_SEND_BATCH_MAX);
     qp->dev = dev;
     qp->psn = initial_psn(qp);
@@ -190,7 +193,8 @@ int verbs_qp_to_rtr(verbs_qp_t *qp, const verbs_addr_t *remote, const verbs_conn
     attr.path_mtu = (enum ibv_mtu)UTIL_MIN(info->active_mtu, remote->mtu);
     attr.dest_qp_num = remote->qpn;
     attr.rq_psn = remote->psn;
-    attr.max_dest_rd_atomic = verbs_qp_rd_atom(info->max_rd_atom);
+    attr.max_dest_rd_atomic = (uint8_t)UTIL_MAX(
+        1u, UTIL_MIN(qp->caps.max_dest_rd_atomic, (uint32_t)cp->peer_initiator_depth));
     attr.min_rnr_timer = cp->min_rnr_timer;
     attr.ah_attr.dlid = remote->lid;
     attr.ah_attr.sl = 0;
@@ -210,6 +214,7 @@ int verbs_qp_to_rtr(verbs_qp_t *qp, const verbs_addr_t *remote, const verbs_conn
                    remote->qpn, verbs_mtu_bytes((uint8_t)attr.path_mtu), strerror(err));
         return verbs_errno_status(err);
     }
+    qp->caps.max_dest_rd_atomic = attr.max_dest_rd_atomic;
     return IBMSG_OK;
 }
 
@@ -222,7 +227,8 @@ int verbs_qp_to_rts(verbs_qp_t *qp, const verbs_conn_params_t *cp)
     attr.retry_cnt = cp->retry_cnt;
     attr.rnr_retry = cp->rnr_retry;
     attr.sq_psn = qp->psn;
-    attr.max_rd_atomic = (uint8_t)qp->caps.max_rd_atomic;
+    attr.max_rd_atomic = (uint8_t)UTIL_MAX(
+        1u, UTIL_MIN(qp->caps.max_rd_atomic, (uint32_t)cp->peer_responder_resources));
     if (ibv_modify_qp(qp->qp, &attr,
                       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                           IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) != 0) {
@@ -230,6 +236,38 @@ int verbs_qp_to_rts(verbs_qp_t *qp, const verbs_conn_params_t *cp)
         util_error("qp 0x%x: RTR -> RTS failed: %s", qp->qp->qp_num, strerror(err));
         return verbs_errno_status(err);
     }
+    qp->caps.max_rd_atomic = attr.max_rd_atomic;
+    return IBMSG_OK;
+}
+
+int verbs_qp_query(const verbs_qp_t *qp, verbs_qp_attr_t *out)
+{
+    struct ibv_qp_attr attr;
+    struct ibv_qp_init_attr init;
+
+    if (ibv_query_qp(qp->qp, &attr,
+                     IBV_QP_STATE | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC |
+                         IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                         IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MTU | IBV_QP_AV | IBV_QP_PKEY_INDEX,
+                     &init) != 0) {
+        int err = errno;
+        util_error("qp 0x%x: ibv_query_qp failed: %s", qp->qp->qp_num, strerror(err));
+        return verbs_errno_status(err);
+    }
+    memset(out, 0, sizeof(*out));
+    out->state = (uint8_t)attr.qp_state;
+    out->max_rd_atomic = attr.max_rd_atomic;
+    out->max_dest_rd_atomic = attr.max_dest_rd_atomic;
+    out->timeout = attr.timeout;
+    out->retry_cnt = attr.retry_cnt;
+    out->rnr_retry = attr.rnr_retry;
+    out->min_rnr_timer = attr.min_rnr_timer;
+    out->path_mtu = (uint8_t)attr.path_mtu;
+    out->sl = attr.ah_attr.sl;
+    out->traffic_class = attr.ah_attr.grh.traffic_class;
+    out->hop_limit = attr.ah_attr.grh.hop_limit;
+    out->flow_label = attr.ah_attr.grh.flow_label;
+    out->pkey_index = attr.pkey_index;
     return IBMSG_OK;
 }
 

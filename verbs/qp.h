@@ -23,16 +23,22 @@ typedef struct verbs_qp_params {
     uint32_t sq_depth;
     uint32_t rq_depth;
     uint32_t max_inline;
-    uint32_t max_rd_atomic; /* caps only: RDMA READs this QP may have outstanding */
-    uint32_t send_batch;    /* sends held for one doorbell at most (VERBS_SEND_DEFER; <= 1: none) */
+    /* Asked: RDMA READs in flight at most, each direction (also capped by the device and
+       VERBS_QP_RD_ATOM_MAX). Granted: READs this QP may have outstanding (initiator depth); once
+       connected, also within the peer's responder resources. */
+    uint32_t max_rd_atomic;
+    uint32_t max_dest_rd_atomic; /* granted: READs this QP serves at once (responder) */
+    uint32_t send_batch; /* sends held for one doorbell at most (VERBS_SEND_DEFER; <= 1: none) */
 } verbs_qp_params_t;
 
 /* Transport settings for RTR and RTS (IB encodings: see the cvars that set them). */
 typedef struct verbs_conn_params {
-    uint8_t timeout;       /* local ACK timeout: 4.096 us * 2^timeout */
-    uint8_t retry_cnt;     /* 0..7 */
-    uint8_t rnr_retry;     /* 0..7, 7 = forever */
-    uint8_t min_rnr_timer; /* IB encoding 0..31 */
+    uint8_t timeout;                  /* local ACK timeout: 4.096 us * 2^timeout */
+    uint8_t retry_cnt;                /* 0..7 */
+    uint8_t rnr_retry;                /* 0..7, 7 = forever */
+    uint8_t min_rnr_timer;            /* IB encoding 0..31 */
+    uint8_t peer_responder_resources; /* the peer's max_dest_rd_atomic: READs it serves for us */
+    uint8_t peer_initiator_depth;     /* the peer's max_rd_atomic: READs it may have in flight */
 } verbs_conn_params_t;
 
 /* One gather/scatter element. */
@@ -83,12 +89,37 @@ uint32_t verbs_qp_num(const verbs_qp_t *qp);
 
 /**
  * INIT -> RTR towards remote: path MTU = min(port MTU, remote MTU), GRH when the remote has a
- * GID or the link is Ethernet. Returns IBMSG_OK or an error (logged).
+ * GID or the link is Ethernet, responder resources min(ours, cp->peer_initiator_depth).
+ * Returns IBMSG_OK or an error (logged).
  */
 int verbs_qp_to_rtr(verbs_qp_t *qp, const verbs_addr_t *remote, const verbs_conn_params_t *cp);
 
-/** RTR -> RTS with the given timeout and retry counts. */
+/**
+ * RTR -> RTS with the given timeout and retry counts and an initiator depth of
+ * min(ours, cp->peer_responder_resources): a responder answers more READs than it has resources for
+ * with an invalid-request error. verbs_qp_caps then gives the depths in force.
+ */
 int verbs_qp_to_rts(verbs_qp_t *qp, const verbs_conn_params_t *cp);
+
+/* A QP's attributes as the device reports them (ibv_query_qp): for tests and logs. */
+typedef struct verbs_qp_attr {
+    uint8_t state; /* IBV_QPS_* */
+    uint8_t max_rd_atomic;
+    uint8_t max_dest_rd_atomic;
+    uint8_t timeout;
+    uint8_t retry_cnt;
+    uint8_t rnr_retry;
+    uint8_t min_rnr_timer;
+    uint8_t path_mtu; /* IB MTU code */
+    uint8_t sl;
+    uint8_t traffic_class;
+    uint8_t hop_limit;
+    uint16_t pkey_index;
+    uint32_t flow_label;
+} verbs_qp_attr_t;
+
+/** Query the QP's attributes. Returns IBMSG_OK or an error (logged). */
+int verbs_qp_query(const verbs_qp_t *qp, verbs_qp_attr_t *attr);
 
 /** Move the QP to ERROR (flushes every outstanding work request with an error completion). */
 int verbs_qp_to_error(verbs_qp_t *qp);

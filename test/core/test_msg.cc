@@ -476,8 +476,10 @@ TEST_F(MsgTest, MalformedBlobsAreErrors)
         EXPECT_EQ(ibmsg_ep_connect(c, good, l), IBMSG_ERR_PROTOCOL) << "truncated to " << l;
     }
     EXPECT_EQ(ibmsg_ep_connect(c, good, len + 1), IBMSG_ERR_PROTOCOL);
-    const size_t offsets[] = {0, 1, 3, 4, 8, 12, 13, 16, 26, 27};
-    const uint8_t values[] = {9, 1, 0, 0xff, 0xff, 7, 1, 0xff, 0, 9};
+    // Version, flags, size, credits, eager limit, READ depths 0 and 17, a reserved byte; in the
+    // verbs address: version, flags, QPN, MTU, link layer.
+    const size_t offsets[] = {0, 1, 3, 4, 8, 12, 13, 14, 16, 17, 20, 30, 31};
+    const uint8_t values[] = {9, 1, 0, 0xff, 0xff, 0, 17, 1, 9, 1, 0xff, 0, 9};
     for (size_t i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++) {
         uint8_t bad[IBMSG_EP_ADDRESS_MAX];
         std::memcpy(bad, good, len);
