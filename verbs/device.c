@@ -11,6 +11,7 @@
 
 #include "util/log.h"
 #include "verbs/addr.h"
+#include "verbs/mw.h"
 #include "verbs/verbs_priv.h"
 
 int verbs_errno_status(int err)
@@ -267,6 +268,17 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
         status = verbs_errno_status(errno);
         util_error("%s: ibv_alloc_pd failed: %s", info.name, strerror(errno));
         goto err_free;
+    }
+    if (dev->info.mw_type2) {
+        /* Advertised is not usable: bnxt_re and hns report type 2B windows, yet their
+           providers cannot allocate one. The rendezvous then registers each message. */
+        status = verbs_mw_probe(dev);
+        if (status != IBMSG_OK) {
+            util_info("%s: type 2B memory windows advertised but ibv_alloc_mw fails (%s): "
+                      "rendezvous keys are registrations of exactly each message",
+                      info.name, ibmsg_status_string(status));
+            dev->info.mw_type2 = 0;
+        }
     }
     util_debug("%s port %u: %s, MTU %u, GID index %d, LID %u", info.name, (unsigned)info.port,
                info.link_layer == VERBS_LINK_ETHERNET ? "RoCE" : "IB",

@@ -36,7 +36,7 @@ typedef struct verbs_dev_info {
     uint32_t max_msg_sz;       /* largest message of the port (RDMA READ included) */
     uint32_t max_rd_atom;      /* RDMA READs a QP serves at once (responder) */
     uint32_t max_init_rd_atom; /* RDMA READs a QP may have outstanding (initiator) */
-    uint8_t mw_type2;          /* type 2B memory windows (verbs/mw.h) */
+    uint8_t mw_type2;          /* type 2B memory windows that can be allocated (verbs/mw.h) */
     uint32_t vendor_id;
 } verbs_dev_info_t;
 

@@ -23,8 +23,18 @@ extern "C" {
 
 typedef struct verbs_mw verbs_mw_t;
 
-/** Allocate a type 2 window on dev's protection domain. Returns IBMSG_OK or an error (logged). */
+/**
+ * Allocate a type 2 window on dev's protection domain. Returns IBMSG_OK or an error (logged):
+ * IBMSG_ERR_NOT_SUPPORTED where the provider has no windows.
+ */
 int verbs_mw_alloc(verbs_dev_t *dev, verbs_mw_t **mw_p);
+
+/**
+ * Whether windows can be allocated on dev: a type 2 window allocated and freed at once. Some
+ * devices advertise type 2B windows while their user-space provider has no alloc_mw (bnxt_re,
+ * hns: EOPNOTSUPP). Returns IBMSG_OK or the allocation's error (not logged).
+ */
+int verbs_mw_probe(verbs_dev_t *dev);
 
 /** Free a window, bound or not (NULL is ignored). */
 void verbs_mw_free(verbs_mw_t *mw);

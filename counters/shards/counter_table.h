@@ -114,6 +114,9 @@
     X(CORE_RNDV_LOCAL_INVALIDATIONS, "core_rndv_local_invalidations", COUNTER, ENDPOINT,           \
       TUNER_DETAIL, "rendezvous",                                                                  \
       "Windows invalidated here after the FIN, as the FIN did not invalidate them (SEND_WITH_INV)") \
+    X(CORE_RNDV_REGISTERED_SENDS, "core_rndv_registered_sends", COUNTER, ENDPOINT, TUNER_BASIC,    \
+      "rendezvous", "Rendezvous sends whose key was a registration of exactly the message, not a " \
+      "window: no usable windows (device, core_rndv_windows) or none could be had for it")       \
     /* verbs: registration cache of user buffers (per context) */                                  \
     X(VERBS_REG_CACHE_HITS, "verbs_reg_cache_hits", COUNTER, CONTEXT, TUNER_BASIC, "reg_cache",    \
       "Registrations found in the cache and still mapping the same pages")                        \
