@@ -51,6 +51,9 @@ extern "C" {
     X(rndv_windows, "core_rndv_windows", 1, 0, 1,                                                \
       "1: rendezvous keys are memory windows over exactly the message (type 2B devices); 0: "    \
       "a registration of exactly the message per transfer")                                      \
+    X(rndv_window_max, "core_rndv_window_max", 2147483648, 1, 2147483648,                        \
+      "largest rendezvous message whose key is a memory window (one bind: mlx5 takes at most 2 " \
+      "GiB); a larger one registers exactly its bytes for the transfer")                         \
     X(keepalive_ms, "core_keepalive_ms", 1000, 0, 3600000,                                       \
       "probe an endpoint that received nothing for this long (ms; 0: never; see failure.h)")
 

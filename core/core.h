@@ -272,14 +272,18 @@ static inline void core_signals_done(struct ibmsg_ep_s *ep, uint32_t n)
  * Rendezvous READs need no fence: the bytes they read stay the peer's send buffer until this
  * side's FIN, posted after they completed.
  */
-static inline unsigned core_ep_fence(struct ibmsg_ep_s *ep)
+static inline unsigned core_ep_fence(const struct ibmsg_ep_s *ep)
 {
-    if (util_likely(ep->rma.read_end <= ep->sq_tail)) {
-        return 0; /* no get READ since the last fence, or all are known complete */
+    /* None: no get READ since the last fence, or all are known complete. */
+    return util_likely(ep->rma.read_end <= ep->sq_tail) ? 0u : (unsigned)VERBS_SEND_FENCE;
+}
+/** A work request was posted (or held) with flags: a fence covers the READs before it. */
+static inline void core_ep_fenced(struct ibmsg_ep_s *ep, unsigned flags)
+{
+    if (util_unlikely(flags & VERBS_SEND_FENCE)) {
+        ep->rma.read_end = 0;
+        core_cnt_inc(ep->cnt, CNT_CORE_RMA_FENCED_WRS);
     }
-    ep->rma.read_end = 0;
-    core_cnt_inc(ep->cnt, CNT_CORE_RMA_FENCED_WRS);
-    return VERBS_SEND_FENCE;
 }
 /** Whether a data message may be posted on ep now. */
 static inline int core_ep_can_send(const struct ibmsg_ep_s *ep)

@@ -388,6 +388,7 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
         return IBMSG_ERR_PEER_FAILED;
     }
     ep->sq_head++;
+    core_ep_fenced(ep, flags);
     if (type == CORE_WIRE_EAGER) {
         core_cnt_inc(ep->cnt, CNT_CORE_EAGER_MSGS_SENT);
         core_cnt_add(ep->cnt, CNT_CORE_EAGER_BYTES_SENT, len);

@@ -58,6 +58,7 @@ int core_rndv_ep_init(ibmsg_ep_t ep)
     }
     rv->chunk = (uint32_t)chunk;
     rv->windows = info->mw_type2 && ep->ctx->cfg.rndv_windows != 0;
+    rv->window_max = (uint64_t)ep->ctx->cfg.rndv_window_max;
     return IBMSG_OK;
 }
 
@@ -145,6 +146,9 @@ static int window_bind(ibmsg_ep_t ep, struct ibmsg_request_s *req)
                                 VERBS_SEND_DEFER, (uintptr_t)slot);
     if (status != IBMSG_OK) {
         window_put(ep, w, 1); /* never bound */
+        if (verbs_post_refused(status)) {
+            return IBMSG_ERR_NOT_SUPPORTED; /* this bind only: the message goes without one */
+        }
         if (status != IBMSG_ERR_NO_RESOURCE) {
             core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
         }
@@ -227,9 +231,10 @@ int core_rndv_send(ibmsg_ep_t ep, struct ibmsg_request_s *req)
     if (rv->tx[id & RNDV_MASK] != NULL) {
         return IBMSG_ERR_NO_RESOURCE; /* CORE_RNDV_MAX sends await their FIN */
     }
-    /* A window unless the registration kept from a retry says otherwise. */
-    window =
-        req->rndv.reg != NULL ? (req->rndv.reg->access & VERBS_ACCESS_MW_BIND) != 0 : rv->windows;
+    /* A window, up to the size one bind takes, unless the registration kept from a retry says
+       otherwise. */
+    window = req->rndv.reg != NULL ? (req->rndv.reg->access & VERBS_ACCESS_MW_BIND) != 0
+                                   : rv->windows && req->len <= rv->window_max;
     if (window && req->rndv.win == NULL && ep->sq_head - ep->sq_tail + 2 > ep->sq_depth) {
         return IBMSG_ERR_NO_RESOURCE; /* the bind and the RTS go together */
     }

@@ -12,8 +12,19 @@
 extern "C" {
 #endif
 
+/* Kinds of work request a post fault applies to. */
+enum {
+    VERBS_FAULT_BIND = 1u << 0,  /* BIND_MW, refused before it is held (as mlx5's size check) */
+    VERBS_FAULT_WRITE = 1u << 1, /* RDMA WRITE with data (markers and probes are spared) */
+    VERBS_FAULT_READ = 1u << 2,  /* RDMA READ */
+};
+
 typedef struct verbs_faults {
-    int mw_alloc_errno; /* ibv_alloc_mw fails with this errno (the probe included); 0: never */
+    int mw_alloc_errno;    /* ibv_alloc_mw fails with this errno (the probe included); 0: never */
+    unsigned post_kinds;   /* VERBS_FAULT_*: refused by the device at their post... */
+    uint32_t post_count;   /* ...this many more times... */
+    int post_errno;        /* ...with this errno, as ibv_post_send returns it */
+    uint32_t post_refused; /* posts refused so far */
 } verbs_faults_t;
 
 /* Zero: no fault. */

@@ -83,6 +83,14 @@ int verbs_qp_post_bind(verbs_qp_t *qp, verbs_mw_t *mw, const verbs_reg_t *reg, u
     uint32_t rkey = ibv_inc_rkey(mw->rkey);
     int status;
 
+    if (len > VERBS_MW_BIND_MAX) {
+        /* Refused here, before it is held: in a post list it would take the sends behind it
+           down with it (mlx5 returns EOPNOTSUPP above 2 GiB). */
+        util_debug("qp 0x%x: a window of %llu bytes is above the %llu a bind takes",
+                   verbs_qp_num(qp), (unsigned long long)len,
+                   (unsigned long long)VERBS_MW_BIND_MAX);
+        return IBMSG_ERR_NOT_SUPPORTED;
+    }
     memset(&wr, 0, sizeof(wr));
     wr.wr_id = wr_id;
     wr.opcode = IBV_WR_BIND_MW;

@@ -23,6 +23,10 @@ extern "C" {
 
 typedef struct verbs_mw verbs_mw_t;
 
+/* Largest window one bind covers on every device: mlx5 refuses more (its KLM lengths are 31
+   bits, EOPNOTSUPP at ibv_post_send). */
+#define VERBS_MW_BIND_MAX (1ull << 31)
+
 /**
  * Allocate a type 2 window on dev's protection domain. Returns IBMSG_OK or an error (logged):
  * IBMSG_ERR_NOT_SUPPORTED where the provider has no windows.
@@ -47,8 +51,9 @@ uint32_t verbs_mw_rkey(const verbs_mw_t *mw);
  * registration with VERBS_ACCESS_MW_BIND covering the range), granting remote read through qp
  * only. The window takes its next key (verbs_mw_rkey). flags: VERBS_SEND_SIGNALED,
  * VERBS_SEND_DEFER (held like a send: verbs_qp_post_send) or 0; the bind is done before any later
- * work request of qp starts. Returns IBMSG_OK,
- * IBMSG_ERR_NO_RESOURCE when the send queue is full, or another error (logged).
+ * work request of qp starts. Returns IBMSG_OK, IBMSG_ERR_NO_RESOURCE when the send queue is
+ * full, IBMSG_ERR_NOT_SUPPORTED for len above VERBS_MW_BIND_MAX (nothing posted or held: see
+ * verbs_post_refused), or another error (logged).
  */
 int verbs_qp_post_bind(verbs_qp_t *qp, verbs_mw_t *mw, const verbs_reg_t *reg, uint64_t addr,
                        uint64_t len, unsigned flags, uint64_t wr_id);

@@ -10,6 +10,7 @@
 
 #include "util/compiler.h"
 #include "util/log.h"
+#include "verbs/fault.h"
 #include "verbs/verbs_priv.h"
 
 /* An initial PSN that differs between QPs and runs, so stale packets of an old QP do not fit. */
@@ -325,8 +326,27 @@ int verbs_qp_post_wr(verbs_qp_t *qp, struct ibv_send_wr *wr, const char *what)
     qp->dropped += n - taken;
     util_error("qp 0x%x: ibv_post_send(%s%s) failed: %s (%u held sends dropped)", qp->qp->qp_num,
                n > 0 ? "held sends, " : "", what, strerror(ret), n - taken);
-    /* Full is worth a retry only when nothing held was lost. */
-    return ret == ENOMEM && taken == n ? IBMSG_ERR_NO_RESOURCE : verbs_errno_status(ret);
+    if (taken < n) {
+        return IBMSG_ERR_IO; /* held sends lost: the connection's stream is broken */
+    }
+    /* wr alone was not taken: full is worth a retry, a refusal is wr's own error. */
+    return ret == ENOMEM ? IBMSG_ERR_NO_RESOURCE : verbs_errno_status(ret);
+}
+
+/* Whether an injected fault refuses wr now (fault.h); counts it. */
+static int qp_fault(const struct ibv_send_wr *wr)
+{
+    unsigned kind = wr->opcode == IBV_WR_BIND_MW                         ? VERBS_FAULT_BIND
+                    : wr->opcode == IBV_WR_RDMA_WRITE && wr->num_sge > 0 ? VERBS_FAULT_WRITE
+                    : wr->opcode == IBV_WR_RDMA_READ                     ? VERBS_FAULT_READ
+                                                                         : 0;
+
+    if (!(verbs_faults.post_kinds & kind)) {
+        return 0;
+    }
+    verbs_faults.post_count--;
+    verbs_faults.post_refused++;
+    return 1;
 }
 
 /* Hold a send: copy its work request, elements and inline data into the QP's own storage. */
@@ -396,6 +416,11 @@ int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigne
 
 int verbs_qp_submit_wr(verbs_qp_t *qp, struct ibv_send_wr *wr, unsigned flags, const char *what)
 {
+    if (util_unlikely(verbs_faults.post_count != 0) && qp_fault(wr)) {
+        util_error("qp 0x%x: ibv_post_send(%s) failed: %s (injected)", qp->qp->qp_num, what,
+                   strerror(verbs_faults.post_errno));
+        return verbs_errno_status(verbs_faults.post_errno);
+    }
     if ((flags & VERBS_SEND_DEFER) && qp->caps.send_batch > 1) {
         return qp_hold_send(qp, wr);
     }

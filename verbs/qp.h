@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include <ibmsg/status.h>
+
 #include "verbs/addr.h"
 #include "verbs/cq.h"
 #include "verbs/device.h"
@@ -141,6 +143,17 @@ int verbs_qp_to_error(verbs_qp_t *qp);
  */
 int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigned flags,
                        uint32_t ex, uint64_t wr_id);
+
+/**
+ * Whether a post's status says the device refused that one work request (EINVAL, EOPNOTSUPP:
+ * a length or opcode it does not take) while everything posted or held before it went on: the
+ * QP is intact, the error belongs to that request alone. Posts that also lost held sends
+ * return IBMSG_ERR_IO instead.
+ */
+static inline int verbs_post_refused(int status)
+{
+    return status == IBMSG_ERR_INVALID || status == IBMSG_ERR_NOT_SUPPORTED;
+}
 
 /** The sends held now (VERBS_SEND_DEFER). */
 uint32_t verbs_qp_held(const verbs_qp_t *qp);

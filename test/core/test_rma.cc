@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "core_fixture.h"
 #include "ibmsg/ibmsg.h"
 #include "ibmsg/rma.h"
+#include "verbs/fault.h"
 
 namespace
 {
@@ -291,6 +294,42 @@ TEST_F(RmaTest, GetThenPutOrSendIsFenced)
     ASSERT_EQ(ibmsg_ep_flush_wait(a), IBMSG_OK);
     EXPECT_EQ(first_bad(got, 3 * 4096, 23), 3 * 4096u);
     EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 2u);
+}
+
+// A work request the device refuses at its post (EINVAL, EOPNOTSUPP: a length or an opcode it
+// does not take) is that operation's local error: the request completes with it, nothing else
+// is lost, the endpoint stays connected and the next operations succeed.
+TEST_F(RmaTest, RefusedPostIsALocalError)
+{
+    const size_t s = 65536;
+    fill(local.data(), s, 31);
+    verbs_faults.post_kinds = VERBS_FAULT_WRITE;
+    verbs_faults.post_errno = EINVAL;
+    verbs_faults.post_count = 1;
+    ibmsg_request_t p, g;
+    ASSERT_EQ(ibmsg_put(a, local.data(), s, lmem, rbase, rkey, &p), IBMSG_OK);
+    EXPECT_EQ(ibmsg_request_wait(&p, nullptr), IBMSG_ERR_INVALID);
+    verbs_faults.post_kinds = VERBS_FAULT_READ;
+    verbs_faults.post_errno = EOPNOTSUPP;
+    verbs_faults.post_count = 1;
+    ASSERT_EQ(ibmsg_get(a, local.data() + s, s, lmem, rbase, rkey, &g), IBMSG_OK);
+    EXPECT_EQ(ibmsg_request_wait(&g, nullptr), IBMSG_ERR_NOT_SUPPORTED);
+    const uint32_t refused = verbs_faults.post_refused;
+    verbs_faults = verbs_faults_t{};
+    EXPECT_EQ(refused, 2u);
+    EXPECT_EQ(ibmsg_ep_status(a), IBMSG_OK);
+    EXPECT_TRUE(std::all_of(remote.begin(), remote.begin() + s, [](uint8_t v) { return v == 0; }))
+        << "the refused put wrote nothing";
+
+    ASSERT_EQ(ibmsg_put(a, local.data(), s, lmem, rbase, rkey, &p), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&p, nullptr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_get(a, local.data() + s, s, lmem, rbase, rkey, &g), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&g, nullptr), IBMSG_OK);
+    EXPECT_EQ(first_bad(remote.data(), s, 31), s);
+    EXPECT_EQ(first_bad(local.data() + s, s, 31), s);
+    EXPECT_EQ(cnt(CNT_CORE_EP_FAILURES), 0u);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_PUT_OPS), 2u);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_GET_OPS), 2u);
 }
 
 // Outside the key's range: refused locally, exact error, nothing posted, no operation counted.

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +22,7 @@
 #include "core_fixture.h"
 #include "ibmsg/ibmsg.h"
 #include "ibmsg/rma.h"
+#include "verbs/fault.h"
 
 namespace
 {
@@ -305,6 +307,41 @@ TEST(RndvReadDepth, NegotiatedWithThePeer)
     EXPECT_EQ(ibmsg_mem_unmap(lmem), IBMSG_OK);
     EXPECT_EQ(ibmsg_context_destroy(small), IBMSG_OK);
     EXPECT_EQ(ibmsg_context_destroy(big), IBMSG_OK);
+}
+
+// A message above core_rndv_window_max (what one bind covers: mlx5 refuses a window above
+// 2 GiB at its post, and the connection went with it) goes with a registration of exactly its
+// bytes; one up to it with a window; the bytes arrive either way. And a bind the device refuses
+// at its post is that message's affair alone: it too goes with a registration.
+TEST_F(RndvTest, MessagesAboveTheWindowMaxOrWithARefusedBindRegister)
+{
+    open({{"core_rndv_window_max", "65536"}});
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    if (!a->rndv.windows) {
+        GTEST_SKIP() << "the device has no type 2B memory windows";
+    }
+    std::vector<uint8_t> out(kMiB), in(kMiB);
+    transfer(a, b, out.data(), kMiB, in.data(), kMiB, 1);
+    transfer(a, b, out.data(), 65536, in.data(), kMiB, 2);
+    transfer(a, b, out.data(), 65537, in.data(), kMiB, 3);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_WINDOWS_BOUND), 1u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REGISTERED_SENDS), 2u);
+
+    verbs_faults.post_kinds = VERBS_FAULT_BIND;
+    verbs_faults.post_errno = EOPNOTSUPP;
+    verbs_faults.post_count = 1;
+    transfer(a, b, out.data(), 32768, in.data(), kMiB, 4); // refused bind: registered
+    transfer(a, b, out.data(), 32768, in.data(), kMiB, 5); // a window again
+    const uint32_t refused = verbs_faults.post_refused;
+    verbs_faults = verbs_faults_t{};
+    EXPECT_EQ(refused, 1u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_WINDOWS_BOUND), 2u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REGISTERED_SENDS), 3u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_MSGS_SENT), 5u);
+    EXPECT_EQ(cnt(CNT_CORE_EP_FAILURES), 0u);
+    EXPECT_EQ(ibmsg_ep_status(a), IBMSG_OK);
 }
 
 TEST_F(RndvTest, TruncationReadsOnlyWhatFits)
