@@ -2,6 +2,7 @@
 #include "verbs/device.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,6 +210,50 @@ out_close:
     return status;
 }
 
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static int fork_mode_now = VERBS_FORK_PENDING;
+
+static void fork_setup_once(void)
+{
+    enum ibv_fork_status st = ibv_is_fork_initialized();
+    int ret = 0, mode;
+
+    if (st == IBV_FORK_DISABLED) {
+        ret = ibv_fork_init();
+        st = ibv_is_fork_initialized();
+    }
+    switch (st) {
+    case IBV_FORK_UNNEEDED:
+        mode = VERBS_FORK_UNNEEDED;
+        util_info("fork: the kernel copies registered pages for a child (copy-on-fork): "
+                  "ibv_fork_init not needed");
+        break;
+    case IBV_FORK_ENABLED:
+        mode = VERBS_FORK_INIT;
+        util_info("fork: ibv_fork_init in force (kernel without copy-on-fork of pinned pages): "
+                  "registered memory is not mapped in a child");
+        break;
+    default:
+        mode = VERBS_FORK_UNPROTECTED;
+        util_warn("fork: ibv_fork_init failed (%s; memory registered before ibmsg opened a "
+                  "device?): a child that writes to registered pages corrupts transfers",
+                  strerror(ret != 0 ? ret : EINVAL));
+        break;
+    }
+    __atomic_store_n(&fork_mode_now, mode, __ATOMIC_RELEASE);
+}
+
+int verbs_fork_setup(void)
+{
+    pthread_once(&fork_once, fork_setup_once);
+    return fork_mode_now;
+}
+
+int verbs_fork_mode(void)
+{
+    return __atomic_load_n(&fork_mode_now, __ATOMIC_ACQUIRE); /* set once, by the once */
+}
+
 int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
 {
     struct ibv_device **list;
@@ -222,6 +267,7 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
         params->gid_index < -1) {
         return IBMSG_ERR_INVALID;
     }
+    verbs_fork_setup(); /* before any registration of this process's */
     list = ibv_get_device_list(&num);
     if (list == NULL || num == 0) {
         util_error("no RDMA device: ibv_get_device_list found 0 devices%s",

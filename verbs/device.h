@@ -40,6 +40,25 @@ typedef struct verbs_dev_info {
     uint32_t vendor_id;
 } verbs_dev_info_t;
 
+/* How registered memory survives fork() (verbs_fork_mode). */
+enum {
+    VERBS_FORK_PENDING = 0,     /* no device opened yet: not decided */
+    VERBS_FORK_UNNEEDED = 1,    /* the kernel copies pinned pages for the child (Linux >= 5.13) */
+    VERBS_FORK_INIT = 2,        /* ibv_fork_init: registered ranges are not mapped in children */
+    VERBS_FORK_UNPROTECTED = 3, /* ibv_fork_init failed (memory registered before it): a child
+                                   writing to a registered page corrupts the parent's transfers */
+};
+
+/**
+ * Make fork() safe before the first device is opened (verbs_dev_open does it, once per
+ * process): nothing on a kernel with copy-on-fork of pinned pages, else ibv_fork_init, which
+ * must come before any registration. Returns the VERBS_FORK_* that applies (logged at info).
+ */
+int verbs_fork_setup(void);
+
+/** The VERBS_FORK_* in force; VERBS_FORK_PENDING before the first verbs_fork_setup. */
+int verbs_fork_mode(void);
+
 /**
  * Open the device and port that params select and allocate a protection domain.
  * Selection: the named device (all devices when NULL); the given port, or its first ACTIVE one;

@@ -2,6 +2,7 @@
 // connected to each other, several endpoints, and two processes through the TCP helper.
 #include <gtest/gtest.h>
 
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -492,6 +493,43 @@ TEST_F(MsgTest, MalformedBlobsAreErrors)
     ASSERT_EQ(connect_pair(c, d), IBMSG_OK) << "still connectable after bad blobs";
     EXPECT_EQ(ibmsg_ep_connect(c, good, len), IBMSG_ERR_BUSY);
     transfer(c, d, 10, 1);
+}
+
+// fork() safety is settled when the first context opens a device, and said in the log and in
+// the read-only control variable verbs_fork_protection: from Linux 5.13 (the guest runs 6.1) the
+// kernel copies pinned pages for a child, so ibv_fork_init is not needed; before, it is called.
+TEST_F(MsgTest, ForkProtectionIsReported)
+{
+    struct utsname u;
+    int major = 0, minor = 0, provided = 0, index = -1, count = 0;
+    ASSERT_EQ(uname(&u), 0);
+    ASSERT_EQ(sscanf(u.release, "%d.%d", &major, &minor), 2) << u.release;
+    const int expect =
+        major > 5 || (major == 5 && minor >= 13) ? VERBS_FORK_UNNEEDED : VERBS_FORK_INIT;
+    EXPECT_EQ(verbs_fork_mode(), expect) << "kernel " << u.release;
+    ASSERT_EQ(ibmsg_t_init_thread(IBMSG_T_THREAD_SINGLE, &provided), IBMSG_OK);
+    ASSERT_EQ(ibmsg_t_cvar_get_index("verbs_fork_protection", &index), IBMSG_OK);
+    ibmsg_t_datatype_t type;
+    ibmsg_t_enum_t e = IBMSG_T_ENUM_NULL;
+    int scope = 0, verbosity = 0, bind = 0;
+    ASSERT_EQ(ibmsg_t_cvar_get_info(index, nullptr, nullptr, &verbosity, &type, &e, nullptr,
+                                    nullptr, &bind, &scope),
+              IBMSG_OK);
+    EXPECT_EQ(type, IBMSG_T_INT);
+    EXPECT_EQ(scope, IBMSG_T_SCOPE_READONLY);
+    ibmsg_t_cvar_handle_t h;
+    ASSERT_EQ(ibmsg_t_cvar_handle_alloc(index, nullptr, &h, &count), IBMSG_OK);
+    int v = -1;
+    ASSERT_EQ(ibmsg_t_cvar_read(h, &v), IBMSG_OK);
+    EXPECT_EQ(v, expect);
+    char name[32];
+    int len = sizeof(name), value = -1;
+    ASSERT_EQ(ibmsg_t_enum_get_item(e, v, &value, name, &len), IBMSG_OK);
+    EXPECT_EQ(value, v);
+    EXPECT_STREQ(name, expect == VERBS_FORK_UNNEEDED ? "unneeded" : "ibv_fork_init");
+    EXPECT_EQ(ibmsg_t_cvar_write(h, &v), IBMSG_T_ERR_CVAR_SET_NEVER);
+    ibmsg_t_cvar_handle_free(&h);
+    ibmsg_t_finalize();
 }
 
 TEST_F(MsgTest, ControlVariablesAreFixedWhileAContextLives)
