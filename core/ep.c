@@ -120,6 +120,7 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
     qpp.max_inline = (uint32_t)ctx->cfg.inline_limit + (uint32_t)sizeof(core_wire_hdr_t);
     qpp.send_batch = (uint32_t)ctx->cfg.send_batch;
     qpp.max_rd_atomic = (uint32_t)ctx->cfg.max_rd_atomic;
+    qpp.pkey_index = (uint16_t)ctx->cfg.pkey_index;
     status = verbs_qp_create(ctx->dev, ctx->scq, ctx->rcq, &qpp, &ep->qp);
     if (status != IBMSG_OK) {
         goto err_free;
@@ -236,11 +237,16 @@ int ibmsg_ep_connect(ibmsg_ep_t ep, const void *blob, size_t len)
         return status;
     }
     cp.timeout = (uint8_t)ep->ctx->cfg.timeout;
-    cp.retry_cnt = (uint8_t)ep->ctx->cfg.retry_cnt;
+    cp.retry_cnt = ep->ctx->cfg.retry_cnt < 0 ? VERBS_RETRY_AUTO : (uint8_t)ep->ctx->cfg.retry_cnt;
     cp.rnr_retry = (uint8_t)ep->ctx->cfg.rnr_retry;
     cp.min_rnr_timer = (uint8_t)ep->ctx->cfg.min_rnr_timer;
     cp.peer_responder_resources = a.responder_resources;
     cp.peer_initiator_depth = a.initiator_depth;
+    cp.sl = (uint8_t)ep->ctx->cfg.sl;
+    cp.traffic_class = (uint8_t)ep->ctx->cfg.traffic_class;
+    cp.hop_limit = (uint8_t)ep->ctx->cfg.hop_limit;
+    cp.flow_label = (uint32_t)ep->ctx->cfg.flow_label;
+    cp.mtu_max = (uint32_t)ep->ctx->cfg.mtu;
     status = verbs_qp_to_rtr(ep->qp, &a.qp, &cp);
     if (status == IBMSG_OK) {
         status = verbs_qp_to_rts(ep->qp, &cp);

@@ -105,7 +105,7 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     }
 
     attr.qp_state = IBV_QPS_INIT;
-    attr.pkey_index = 0;
+    attr.pkey_index = params->pkey_index;
     attr.port_num = dev->info.port;
     /* Remote access is granted per registration (rkey); the QP lets all kinds through. Remote
      * write also lets the peer's zero-length keepalive probes in (core/failure.h); the buffer
@@ -115,7 +115,8 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     if (ibv_modify_qp(qp->qp, &attr,
                       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0) {
         status = verbs_errno_status(errno);
-        util_error("qp 0x%x: RESET -> INIT failed: %s", qp->qp->qp_num, strerror(errno));
+        util_error("qp 0x%x: RESET -> INIT (port %u, P_Key index %u) failed: %s", qp->qp->qp_num,
+                   (unsigned)dev->info.port, (unsigned)params->pkey_index, strerror(errno));
         goto err_destroy_qp;
     }
     *qp_p = qp;
@@ -192,20 +193,28 @@ int verbs_qp_to_rtr(verbs_qp_t *qp, const verbs_addr_t *remote, const verbs_conn
     }
     attr.qp_state = IBV_QPS_RTR;
     attr.path_mtu = (enum ibv_mtu)UTIL_MIN(info->active_mtu, remote->mtu);
+    for (uint8_t m = 5; cp->mtu_max != 0 && m >= 1; m--) { /* the largest code within the cap */
+        if (verbs_mtu_bytes(m) <= cp->mtu_max || m == 1) {
+            attr.path_mtu = (enum ibv_mtu)UTIL_MIN((uint8_t)attr.path_mtu, m);
+            break;
+        }
+    }
     attr.dest_qp_num = remote->qpn;
     attr.rq_psn = remote->psn;
     attr.max_dest_rd_atomic = (uint8_t)UTIL_MAX(
         1u, UTIL_MIN(qp->caps.max_dest_rd_atomic, (uint32_t)cp->peer_initiator_depth));
     attr.min_rnr_timer = cp->min_rnr_timer;
     attr.ah_attr.dlid = remote->lid;
-    attr.ah_attr.sl = 0;
+    attr.ah_attr.sl = cp->sl;
     attr.ah_attr.src_path_bits = 0;
     attr.ah_attr.port_num = info->port;
     if (use_grh) {
         attr.ah_attr.is_global = 1;
         memcpy(attr.ah_attr.grh.dgid.raw, remote->gid, 16);
         attr.ah_attr.grh.sgid_index = (uint8_t)info->gid_index;
-        attr.ah_attr.grh.hop_limit = 64;
+        attr.ah_attr.grh.hop_limit = cp->hop_limit;
+        attr.ah_attr.grh.traffic_class = cp->traffic_class;
+        attr.ah_attr.grh.flow_label = cp->flow_label;
     }
     if (ibv_modify_qp(qp->qp, &attr,
                       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
@@ -226,6 +235,11 @@ int verbs_qp_to_rts(verbs_qp_t *qp, const verbs_conn_params_t *cp)
     attr.qp_state = IBV_QPS_RTS;
     attr.timeout = cp->timeout;
     attr.retry_cnt = cp->retry_cnt;
+    if (cp->retry_cnt == VERBS_RETRY_AUTO) {
+        /* 7 retries where 7 counts down (IB: only rnr_retry 7 means forever); Soft-RoCE's
+           requester does not count down from 7, so a dead peer would never be noticed. */
+        attr.retry_cnt = qp->dev->info.vendor_id == VERBS_RXE_VENDOR_ID ? 6 : 7;
+    }
     attr.rnr_retry = cp->rnr_retry;
     attr.sq_psn = qp->psn;
     attr.max_rd_atomic = (uint8_t)UTIL_MAX(

@@ -31,16 +31,25 @@ typedef struct verbs_qp_params {
     uint32_t max_rd_atomic;
     uint32_t max_dest_rd_atomic; /* granted: READs this QP serves at once (responder) */
     uint32_t send_batch; /* sends held for one doorbell at most (VERBS_SEND_DEFER; <= 1: none) */
+    uint16_t pkey_index; /* P_Key table index (set at RESET -> INIT) */
 } verbs_qp_params_t;
+
+/* verbs_conn_params_t.retry_cnt: 7, or 6 on Soft-RoCE, which never counts down from 7. */
+#define VERBS_RETRY_AUTO 0xff
 
 /* Transport settings for RTR and RTS (IB encodings: see the cvars that set them). */
 typedef struct verbs_conn_params {
     uint8_t timeout;                  /* local ACK timeout: 4.096 us * 2^timeout */
-    uint8_t retry_cnt;                /* 0..7 */
+    uint8_t retry_cnt;                /* 0..7, or VERBS_RETRY_AUTO */
     uint8_t rnr_retry;                /* 0..7, 7 = forever */
     uint8_t min_rnr_timer;            /* IB encoding 0..31 */
     uint8_t peer_responder_resources; /* the peer's max_dest_rd_atomic: READs it serves for us */
     uint8_t peer_initiator_depth;     /* the peer's max_rd_atomic: READs it may have in flight */
+    uint8_t sl;                       /* service level */
+    uint8_t traffic_class;            /* GRH */
+    uint8_t hop_limit;                /* GRH */
+    uint32_t flow_label;              /* GRH, 20 bits */
+    uint32_t mtu_max;                 /* largest path MTU in bytes; 0: no cap */
 } verbs_conn_params_t;
 
 /* One gather/scatter element. */
@@ -90,8 +99,9 @@ void verbs_qp_addr(const verbs_qp_t *qp, verbs_addr_t *addr);
 uint32_t verbs_qp_num(const verbs_qp_t *qp);
 
 /**
- * INIT -> RTR towards remote: path MTU = min(port MTU, remote MTU), GRH when the remote has a
- * GID or the link is Ethernet, responder resources min(ours, cp->peer_initiator_depth).
+ * INIT -> RTR towards remote: path MTU = min(port MTU, remote MTU, cp->mtu_max), GRH (with
+ * cp's traffic class, flow label and hop limit) when the remote has a GID or the link is
+ * Ethernet, cp's service level, responder resources min(ours, cp->peer_initiator_depth).
  * Returns IBMSG_OK or an error (logged).
  */
 int verbs_qp_to_rtr(verbs_qp_t *qp, const verbs_addr_t *remote, const verbs_conn_params_t *cp);

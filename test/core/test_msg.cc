@@ -532,6 +532,73 @@ TEST_F(MsgTest, ForkProtectionIsReported)
     ibmsg_t_finalize();
 }
 
+// The fabric settings reach both queue pairs of a connection (ibv_query_qp reads them back):
+// service level, P_Key index, traffic class, flow label, hop limit, a path-MTU cap, the ACK
+// timeout and the retry counts. verbs_retry_cnt -1 (the default) is 7, or 6 on Soft-RoCE.
+TEST(Fabric, SettingsReachTheQueuePairs)
+{
+    ibmsg_context_t ctx = IBMSG_CONTEXT_NULL;
+    ibmsg_ep_t a, b;
+    core_test::open_pair(&ctx, &a, &b, [](ibmsg_info_t info) {
+        ibmsg_info_set_int(info, "verbs_sl", 3);
+        ibmsg_info_set_int(info, "verbs_pkey_index", 0);
+        ibmsg_info_set_int(info, "verbs_traffic_class", 104); // DSCP 26
+        ibmsg_info_set_int(info, "verbs_flow_label", 0x12345);
+        ibmsg_info_set_int(info, "verbs_hop_limit", 9);
+        ibmsg_info_set_int(info, "verbs_mtu", 1500); // rounds down to 1024
+        ibmsg_info_set_int(info, "verbs_timeout", 16);
+        ibmsg_info_set_int(info, "verbs_rnr_retry", 5);
+        ibmsg_info_set_int(info, "verbs_min_rnr_timer", 14);
+    });
+    if (::testing::Test::IsSkipped() || ::testing::Test::HasFatalFailure()) {
+        return;
+    }
+    const bool rxe = verbs_dev_info(ctx->dev)->vendor_id == 0xffffffu;
+    const uint8_t port_mtu = verbs_dev_info(ctx->dev)->active_mtu;
+    const bool roce = verbs_dev_info(ctx->dev)->link_layer == VERBS_LINK_ETHERNET;
+    for (ibmsg_ep_t ep : {a, b}) {
+        verbs_qp_attr_t q;
+        ASSERT_EQ(verbs_qp_query(ep->qp, &q), IBMSG_OK);
+        EXPECT_EQ(q.state, 3u) << "RTS";
+        // rxe keeps only the GRH and the port of an address (rxe_av_from_attr): no SL to read
+        // back, and none to use on RoCE v2 either.
+        EXPECT_EQ(q.sl, rxe ? 0u : 3u);
+        EXPECT_EQ(q.pkey_index, 0u);
+        EXPECT_EQ(q.traffic_class, 104u);
+        EXPECT_EQ(q.flow_label, 0x12345u);
+        // On RoCE the kernel sets the hop limit from the IP route (ib_resolve_eth_dmac): the
+        // TTL, 64 by default.
+        EXPECT_EQ(q.hop_limit, roce ? 64u : 9u);
+        EXPECT_EQ(q.path_mtu, 3u) << "1024 bytes";
+        EXPECT_EQ(q.timeout, 16u);
+        EXPECT_EQ(q.retry_cnt, rxe ? 6u : 7u);
+        EXPECT_EQ(q.rnr_retry, 5u);
+        EXPECT_EQ(q.min_rnr_timer, 14u);
+    }
+    char out[8] = "fabric", in[8] = {};
+    ibmsg_request_t r;
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, b, in, sizeof(in), 1, IBMSG_TAG_MASK_EXACT, &r), IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_send(a, out, sizeof(out), 1), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&r, nullptr), IBMSG_OK);
+    EXPECT_STREQ(in, out);
+    ASSERT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
+
+    // Defaults, and an explicit retry count, which is taken as it is even on Soft-RoCE.
+    core_test::open_pair(&ctx, &a, &b,
+                         [](ibmsg_info_t info) { ibmsg_info_set_int(info, "verbs_retry_cnt", 5); });
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
+    verbs_qp_attr_t q;
+    ASSERT_EQ(verbs_qp_query(a->qp, &q), IBMSG_OK);
+    EXPECT_EQ(q.retry_cnt, 5u);
+    EXPECT_EQ(q.sl, 0u);
+    EXPECT_EQ(q.traffic_class, 0u);
+    EXPECT_EQ(q.flow_label, 0u);
+    EXPECT_EQ(q.hop_limit, 64u);
+    EXPECT_EQ(q.path_mtu, port_mtu);
+    EXPECT_EQ(q.timeout, 14u);
+    ASSERT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
+}
+
 TEST_F(MsgTest, ControlVariablesAreFixedWhileAContextLives)
 {
     int provided = 0, index = -1, count = 0;
