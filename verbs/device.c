@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <ibmsg/status.h>
 
@@ -210,6 +211,54 @@ out_close:
     return status;
 }
 
+/* Whether the effective capabilities hold CAP_IPC_LOCK (bit 14 of CapEff). */
+static int has_ipc_lock(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long long caps = 0;
+    int found = 0;
+
+    if (f == NULL) {
+        return 0;
+    }
+    while (!found && fgets(line, sizeof(line), f) != NULL) {
+        found = sscanf(line, "CapEff: %llx", &caps) == 1;
+    }
+    fclose(f);
+    return found && (caps >> 14 & 1) != 0;
+}
+
+uint64_t verbs_memlock_limit(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || has_ipc_lock()) {
+        return UINT64_MAX;
+    }
+    return (uint64_t)rl.rlim_cur;
+}
+
+const char *verbs_memlock_hint(int err, char *buf, size_t len)
+{
+    struct rlimit rl;
+
+    buf[0] = '\0';
+    if ((err != ENOMEM && err != EPERM && err != EAGAIN) || getrlimit(RLIMIT_MEMLOCK, &rl) != 0) {
+        return buf;
+    }
+    if (rl.rlim_cur == RLIM_INFINITY) {
+        snprintf(buf, len, " (locked memory is unlimited: the device or the system is out of it)");
+    } else {
+        snprintf(buf, len,
+                 " (locked-memory limit RLIMIT_MEMLOCK: %llu KiB%s; raise it with ulimit -l, or a "
+                 "memlock line in /etc/security/limits.conf or LimitMEMLOCK= for a service)",
+                 (unsigned long long)rl.rlim_cur / 1024,
+                 has_ipc_lock() ? ", lifted by CAP_IPC_LOCK" : "");
+    }
+    return buf;
+}
+
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static int fork_mode_now = VERBS_FORK_PENDING;
 
@@ -325,6 +374,11 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
                       info.name, ibmsg_status_string(status));
             dev->info.mw_type2 = 0;
         }
+    }
+    if (verbs_memlock_limit() != UINT64_MAX) {
+        util_info("%s: this process may pin %llu KiB of registered memory (RLIMIT_MEMLOCK, ulimit "
+                  "-l; no CAP_IPC_LOCK)",
+                  info.name, (unsigned long long)verbs_memlock_limit() / 1024);
     }
     util_debug("%s port %u: %s, MTU %u, GID index %d, LID %u", info.name, (unsigned)info.port,
                info.link_layer == VERBS_LINK_ETHERNET ? "RoCE" : "IB",

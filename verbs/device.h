@@ -6,6 +6,7 @@
 #ifndef IBMSG_VERBS_DEVICE_H
 #define IBMSG_VERBS_DEVICE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -58,6 +59,19 @@ int verbs_fork_setup(void);
 
 /** The VERBS_FORK_* in force; VERBS_FORK_PENDING before the first verbs_fork_setup. */
 int verbs_fork_mode(void);
+
+/**
+ * Bytes this process may pin by registering memory: RLIMIT_MEMLOCK, or UINT64_MAX when it is
+ * unlimited or the process has CAP_IPC_LOCK (which lifts it).
+ */
+uint64_t verbs_memlock_limit(void);
+
+/**
+ * For a registration that failed with errno err: text naming the locked-memory limit and how
+ * to raise it (ulimit -l), when err is what exceeding it gives (ENOMEM, EPERM, EAGAIN); else "".
+ * Returns buf.
+ */
+const char *verbs_memlock_hint(int err, char *buf, size_t len);
 
 /**
  * Open the device and port that params select and allocate a protection domain.
