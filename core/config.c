@@ -12,6 +12,7 @@
 #include "counters/registry/registry.h"
 #include "util/log.h"
 #include "util/parse.h"
+#include "verbs/device.h"
 
 typedef struct config_int_desc {
     const char *name;
@@ -113,6 +114,46 @@ static void check_reg(int ret, const char *what)
     }
 }
 
+static int cvar_read_fork(void *obj, void *buf, void *ctx)
+{
+    (void)obj, (void)ctx;
+    *(int *)buf = verbs_fork_mode();
+    return IBMSG_OK;
+}
+
+/* What makes fork() safe with registered memory: read-only, decided at the first context. */
+static void config_register_fork(void)
+{
+    static const cnt_enum_item_t items[] = {
+        {VERBS_FORK_PENDING, "pending"},
+        {VERBS_FORK_UNNEEDED, "unneeded"},
+        {VERBS_FORK_INIT, "ibv_fork_init"},
+        {VERBS_FORK_UNPROTECTED, "unprotected"},
+    };
+    ibmsg_t_enum_t e = IBMSG_T_ENUM_NULL;
+    int index;
+
+    check_reg(cnt_enum_register("verbs_fork_modes", 4, items, &e), "enum verbs_fork_modes");
+    cnt_cvar_desc_t cv = {
+        .name = "verbs_fork_protection",
+        .datatype = IBMSG_T_INT,
+        .enumtype = e,
+        .verbosity = IBMSG_T_VERBOSITY_USER_DETAIL,
+        .bind = IBMSG_T_BIND_NO_OBJECT,
+        .scope = IBMSG_T_SCOPE_READONLY,
+        .count = 1,
+        .category = "verbs",
+        .desc = "How registered memory survives fork(), decided when the first context opens a "
+                "device: pending (not yet), unneeded (the kernel copies pinned pages, Linux >= "
+                "5.13), ibv_fork_init (registered ranges are not mapped in a child), unprotected "
+                "(ibv_fork_init failed: memory was registered before ibmsg opened a device)",
+        .read = cvar_read_fork,
+        .write = NULL,
+        .ctx = NULL,
+    };
+    check_reg(cnt_cvar_register(&cv, &index), "cvar verbs_fork_protection");
+}
+
 /* Register the categories and control variables once; the registry applies IBMSG_<NAME>. */
 static void config_register(void)
 {
@@ -140,6 +181,7 @@ static void config_register(void)
         cnt_category_register("verbs", "Verbs layer: device, queues, completions", "ibmsg", &index),
         "category verbs");
     check_reg(cnt_cvar_register(&dev, &index), "cvar device");
+    config_register_fork();
     for (size_t i = 0; i < CONFIG_NINTS; i++) {
         const config_int_desc_t *d = &config_ints[i];
         cnt_cvar_desc_t cv = {

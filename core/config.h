@@ -33,10 +33,29 @@ extern "C" {
     X(poll_batch, "core_poll_batch", 16, 1, 64, "completions taken per CQ poll")                 \
     X(cq_size, "core_cq_size", 4096, 64, 32767, "entries of each completion queue")              \
     X(timeout, "verbs_timeout", 14, 1, 31, "RC local ACK timeout, 4.096 us * 2^value")           \
-    X(retry_cnt, "verbs_retry_cnt", 6, 0, 7,                                                     \
-      "RC transport retries (Soft-RoCE takes 7 as forever: a dead peer goes unnoticed)")         \
+    X(retry_cnt, "verbs_retry_cnt", -1, -1, 7,                                                   \
+      "RC transport retries; -1: 7, or 6 on Soft-RoCE (which takes 7 as forever: a dead peer "   \
+      "would go unnoticed)")                                                                     \
     X(rnr_retry, "verbs_rnr_retry", 7, 0, 7, "RC RNR retries (7: forever; credits avoid RNR)")   \
     X(min_rnr_timer, "verbs_min_rnr_timer", 12, 0, 31, "RC minimal RNR NAK timer (IB encoding)") \
+    X(sl, "verbs_sl", 0, 0, 15,                                                                  \
+      "service level of the connections (IB: the SL to VL map; RoCE: "                           \
+      "the priority, as the fabric's QoS policy says)")                                          \
+    X(pkey_index, "verbs_pkey_index", 0, 0, 65535,                                               \
+      "P_Key table index of the connections (IB partitions; the port's table, as the subnet "    \
+      "manager set it)")                                                                         \
+    X(traffic_class, "verbs_traffic_class", 0, 0, 255,                                           \
+      "traffic class of the GRH (RoCE: DSCP << 2 | ECN bits, as the fabric's QoS policy says)")  \
+    X(flow_label, "verbs_flow_label", 0, 0, 1048575,                                             \
+      "flow label of the GRH (RoCE v2 may hash it into the UDP source port for ECMP)")           \
+    X(hop_limit, "verbs_hop_limit", 64, 1, 255,                                                  \
+      "hop limit of the GRH on IB (routed subnets); RoCE takes the IP route's TTL")              \
+    X(mtu, "verbs_mtu", 0, 0, 4096,                                                              \
+      "largest path MTU in bytes (rounded down to 256, 512, 1024, 2048 or 4096); 0: the "        \
+      "active MTU of both ports")                                                                \
+    X(max_rd_atomic, "verbs_max_rd_atomic", 16, 1, 16,                                           \
+      "RDMA READs in flight per queue pair, each direction, at most (the device's limits and "   \
+      "the peer's, exchanged at connection, may lower it)")                                      \
     X(reg_cache, "verbs_reg_cache", 1, 0, 1,                                                     \
       "1: keep registrations of user buffers in a cache; 0: register for every transfer")        \
     X(reg_cache_max_entries, "verbs_reg_cache_max_entries", 1024, 1, 1048576,                    \
@@ -48,6 +67,9 @@ extern "C" {
     X(rndv_windows, "core_rndv_windows", 1, 0, 1,                                                \
       "1: rendezvous keys are memory windows over exactly the message (type 2B devices); 0: "    \
       "a registration of exactly the message per transfer")                                      \
+    X(rndv_window_max, "core_rndv_window_max", 2147483648, 1, 2147483648,                        \
+      "largest rendezvous message whose key is a memory window (one bind: mlx5 takes at most 2 " \
+      "GiB); a larger one registers exactly its bytes for the transfer")                         \
     X(keepalive_ms, "core_keepalive_ms", 1000, 0, 3600000,                                       \
       "probe an endpoint that received nothing for this long (ms; 0: never; see failure.h)")
 

@@ -67,6 +67,12 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
     rcp.max_entries = (uint32_t)ctx->cfg.reg_cache_max_entries;
     rcp.max_bytes = (uint64_t)ctx->cfg.reg_cache_max_bytes;
     rcp.page_size = 0;
+    if (rcp.enabled && verbs_memlock_limit() / 2 < rcp.max_bytes) {
+        /* Half the locked-memory limit at most: the rest is for pools, mappings and transfers. */
+        rcp.max_bytes = UTIL_MAX(verbs_memlock_limit() / 2, (uint64_t)4096);
+        util_info("registration cache: at most %llu bytes, half of RLIMIT_MEMLOCK (ulimit -l)",
+                  (unsigned long long)rcp.max_bytes);
+    }
     status = verbs_mr_cache_create(ctx->dev, &rcp, ctx->cnt, &ctx->rcache);
     if (status != IBMSG_OK) {
         goto err_destroy_spool;

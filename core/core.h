@@ -263,6 +263,28 @@ static inline void core_signals_done(struct ibmsg_ep_s *ep, uint32_t n)
     ep->signals_outstanding -= n;
     ep->ctx->signals_outstanding -= n;
 }
+/**
+ * VERBS_SEND_FENCE for a WRITE or SEND about to be posted on ep when a get's RDMA READ may still
+ * be in flight, else 0. IB orders a READ only before later READs: a later WRITE or SEND may
+ * reach the peer first, so a put after a get could change the bytes the get returns (rma.h
+ * promises issue order). The first WRITE or SEND behind the READs carries the fence; later ones
+ * queue behind it (the send queue starts its work requests in order), so they need none.
+ * Rendezvous READs need no fence: the bytes they read stay the peer's send buffer until this
+ * side's FIN, posted after they completed.
+ */
+static inline unsigned core_ep_fence(const struct ibmsg_ep_s *ep)
+{
+    /* None: no get READ since the last fence, or all are known complete. */
+    return util_likely(ep->rma.read_end <= ep->sq_tail) ? 0u : (unsigned)VERBS_SEND_FENCE;
+}
+/** A work request was posted (or held) with flags: a fence covers the READs before it. */
+static inline void core_ep_fenced(struct ibmsg_ep_s *ep, unsigned flags)
+{
+    if (util_unlikely(flags & VERBS_SEND_FENCE)) {
+        ep->rma.read_end = 0;
+        core_cnt_inc(ep->cnt, CNT_CORE_RMA_FENCED_WRS);
+    }
+}
 /** Whether a data message may be posted on ep now. */
 static inline int core_ep_can_send(const struct ibmsg_ep_s *ep)
 {

@@ -119,6 +119,8 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
     qpp.rq_depth = rq_depth;
     qpp.max_inline = (uint32_t)ctx->cfg.inline_limit + (uint32_t)sizeof(core_wire_hdr_t);
     qpp.send_batch = (uint32_t)ctx->cfg.send_batch;
+    qpp.max_rd_atomic = (uint32_t)ctx->cfg.max_rd_atomic;
+    qpp.pkey_index = (uint16_t)ctx->cfg.pkey_index;
     status = verbs_qp_create(ctx->dev, ctx->scq, ctx->rcq, &qpp, &ep->qp);
     if (status != IBMSG_OK) {
         goto err_free;
@@ -194,13 +196,17 @@ err_free:
 /* The blob's layout and validation: core/ep_addr.h. */
 int ibmsg_ep_address(ibmsg_ep_t ep, void *buf, size_t *len)
 {
+    verbs_qp_params_t caps;
     core_ep_addr_t a;
 
     if (ep == NULL || buf == NULL || len == NULL || *len < CORE_EP_ADDR_SIZE) {
         return IBMSG_ERR_INVALID;
     }
+    verbs_qp_caps(ep->qp, &caps);
     a.credits = ep->rq_depth;
     a.eager_limit = ep->ctx->eager_limit;
+    a.responder_resources = (uint8_t)caps.max_dest_rd_atomic;
+    a.initiator_depth = (uint8_t)caps.max_rd_atomic;
     verbs_qp_addr(ep->qp, &a.qp);
     if (core_ep_addr_pack(&a, buf, *len) != IBMSG_OK) {
         return IBMSG_ERR_INVALID;
@@ -211,6 +217,7 @@ int ibmsg_ep_address(ibmsg_ep_t ep, void *buf, size_t *len)
 
 int ibmsg_ep_connect(ibmsg_ep_t ep, const void *blob, size_t len)
 {
+    verbs_qp_params_t caps;
     verbs_conn_params_t cp;
     core_ep_addr_t a;
     const char *why = NULL;
@@ -230,9 +237,16 @@ int ibmsg_ep_connect(ibmsg_ep_t ep, const void *blob, size_t len)
         return status;
     }
     cp.timeout = (uint8_t)ep->ctx->cfg.timeout;
-    cp.retry_cnt = (uint8_t)ep->ctx->cfg.retry_cnt;
+    cp.retry_cnt = ep->ctx->cfg.retry_cnt < 0 ? VERBS_RETRY_AUTO : (uint8_t)ep->ctx->cfg.retry_cnt;
     cp.rnr_retry = (uint8_t)ep->ctx->cfg.rnr_retry;
     cp.min_rnr_timer = (uint8_t)ep->ctx->cfg.min_rnr_timer;
+    cp.peer_responder_resources = a.responder_resources;
+    cp.peer_initiator_depth = a.initiator_depth;
+    cp.sl = (uint8_t)ep->ctx->cfg.sl;
+    cp.traffic_class = (uint8_t)ep->ctx->cfg.traffic_class;
+    cp.hop_limit = (uint8_t)ep->ctx->cfg.hop_limit;
+    cp.flow_label = (uint32_t)ep->ctx->cfg.flow_label;
+    cp.mtu_max = (uint32_t)ep->ctx->cfg.mtu;
     status = verbs_qp_to_rtr(ep->qp, &a.qp, &cp);
     if (status == IBMSG_OK) {
         status = verbs_qp_to_rts(ep->qp, &cp);
@@ -241,11 +255,14 @@ int ibmsg_ep_connect(ibmsg_ep_t ep, const void *blob, size_t len)
         ep->state = CORE_EP_FAILED;
         return status;
     }
+    verbs_qp_caps(ep->qp, &caps); /* the READ depth agreed with the peer */
+    ep->rndv.reads_max = caps.max_rd_atomic;
+    ep->rma.max_rd_atomic = caps.max_rd_atomic;
     core_credit_init(&ep->cr, a.credits, ep->rq_depth);
     ep->peer_limit = UTIL_MIN(a.eager_limit, ep->ctx->eager_limit);
     ep->state = CORE_EP_CONNECTED;
-    util_debug("qp 0x%x: connected to qp 0x%x (credits %u, limit %u)", ep->qpn, a.qp.qpn, a.credits,
-               ep->peer_limit);
+    util_debug("qp 0x%x: connected to qp 0x%x (credits %u, limit %u, READs %u out, %u in)", ep->qpn,
+               a.qp.qpn, a.credits, ep->peer_limit, caps.max_rd_atomic, caps.max_dest_rd_atomic);
     return IBMSG_OK;
 }
 

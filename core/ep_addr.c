@@ -31,6 +31,10 @@ int core_ep_addr_pack(const core_ep_addr_t *a, void *buf, size_t len)
     p[3] = CORE_EP_ADDR_SIZE;
     put_be32(p + 4, a->credits);
     put_be32(p + 8, a->eager_limit);
+    p[12] = a->responder_resources;
+    p[13] = a->initiator_depth;
+    p[14] = 0;
+    p[15] = 0;
     return verbs_addr_pack(&a->qp, p + CORE_EP_ADDR_HDR, VERBS_ADDR_PACKED_SIZE);
 }
 
@@ -55,6 +59,13 @@ int core_ep_addr_parse(const void *blob, size_t len, core_ep_addr_t *a, const ch
     if (!core_config_check("core_credits", t.credits) ||
         !core_config_check("core_eager_limit", t.eager_limit)) {
         *why = "credits or eager limit out of range";
+        return IBMSG_ERR_PROTOCOL;
+    }
+    t.responder_resources = p[12];
+    t.initiator_depth = p[13];
+    if (!core_config_check("verbs_max_rd_atomic", t.responder_resources) ||
+        !core_config_check("verbs_max_rd_atomic", t.initiator_depth) || p[14] != 0 || p[15] != 0) {
+        *why = "RDMA READ depths out of range or reserved bytes set";
         return IBMSG_ERR_PROTOCOL;
     }
     if (verbs_addr_unpack(p + CORE_EP_ADDR_HDR, VERBS_ADDR_PACKED_SIZE, &t.qp) != IBMSG_OK) {

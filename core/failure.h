@@ -10,7 +10,8 @@
  *    Soft-RoCE (rxe, kernel 6.1, emulated guest) measured: the formula plus 5-20 ms on an idle
  *    host (timeout 14, retries 6: 474-487 ms for 470), up to twice it under host load, and
  *    never with verbs_retry_cnt 7: rxe_comp.c does not count retries down from 7 (like
- *    rnr_retry 7, "forever"), hence the default of 6 (test_failure.cc measures all this);
+ *    rnr_retry 7, "forever"), hence 6 on Soft-RoCE, 7 elsewhere, where verbs_retry_cnt is -1
+ *    (the default; test_failure.cc measures all this);
  *  - a side that only receives, or waits for credits a dead peer will never return, sends
  *    nothing: for it the keepalive posts a probe once an endpoint has received nothing for
  *    core_keepalive_ms, and the probe times out like any send. The probe is a zero-length RDMA

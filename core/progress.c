@@ -372,7 +372,7 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
         core_signal_posted(ep);
         slot->signaled = 1;
     }
-    flags |= core_ep_defer(ep); /* held: one post for many messages (core_ep_flush) */
+    flags |= core_ep_defer(ep) | core_ep_fence(ep); /* held: one post for many (core_ep_flush) */
     status = verbs_qp_post_send(ep->qp, sge, nsge, flags, ex, (uintptr_t)slot);
     core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
     if (util_unlikely(status != IBMSG_OK)) {
@@ -388,6 +388,7 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
         return IBMSG_ERR_PEER_FAILED;
     }
     ep->sq_head++;
+    core_ep_fenced(ep, flags);
     if (type == CORE_WIRE_EAGER) {
         core_cnt_inc(ep->cnt, CNT_CORE_EAGER_MSGS_SENT);
         core_cnt_add(ep->cnt, CNT_CORE_EAGER_BYTES_SENT, len);

@@ -60,6 +60,22 @@ void core_rma_ep_fail(ibmsg_ep_t ep, int error)
     }
 }
 
+/* The device refused one work request of req (verbs_post_refused): req ends with that error,
+   out of the queue, and the endpoint goes on. Its fragments already posted complete unnoticed
+   (their entries name no request). */
+static UTIL_COLD int rma_post_refused(ibmsg_ep_t ep, struct ibmsg_request_s *req,
+                                      core_sslot_t *slot, unsigned flags, int status)
+{
+    slot->req = NULL;
+    slot->signaled = 0;
+    if (flags & VERBS_SEND_SIGNALED) {
+        core_signals_done(ep, 1);
+    }
+    core_mq_list_remove(&req->mq);
+    core_rma_complete(ep, req, status);
+    return 2;
+}
+
 static UTIL_COLD int rma_post_failed(ibmsg_ep_t ep, core_sslot_t *slot, unsigned flags)
 {
     slot->req = NULL;
@@ -70,7 +86,8 @@ static UTIL_COLD int rma_post_failed(ibmsg_ep_t ep, core_sslot_t *slot, unsigned
     return IBMSG_ERR_PEER_FAILED;
 }
 
-/* Post what room allows of req; 1 when it is fully posted, 0 when the queue is full. */
+/* Post what room allows of req; 1 when it is fully posted, 0 when the queue is full, 2 when
+   the device refused it (completed, out of the queue), < 0 when the endpoint failed. */
 static int rma_post(ibmsg_ep_t ep, struct ibmsg_request_s *req)
 {
     core_rma_req_t *r = &req->rma;
@@ -97,15 +114,25 @@ static int rma_post(ibmsg_ep_t ep, struct ibmsg_request_s *req)
             core_signal_posted(ep);
             slot->signaled = 1;
         }
+        if (r->op == CORE_RMA_PUT) {
+            flags |= core_ep_fence(ep);
+        }
         status =
             verbs_qp_post_rdma(ep->qp, r->op == CORE_RMA_GET ? VERBS_RDMA_READ : VERBS_RDMA_WRITE,
                                &sge, r->op == CORE_RMA_MARKER ? 0 : 1, r->raddr + r->posted,
                                r->rkey, flags, (uintptr_t)slot);
         core_cnt_posted_now(ep);
         if (util_unlikely(status != IBMSG_OK)) {
+            if (verbs_post_refused(status)) {
+                return rma_post_refused(ep, req, slot, flags, status);
+            }
             return rma_post_failed(ep, slot, flags);
         }
         ep->sq_head++;
+        core_ep_fenced(ep, flags);
+        if (r->op == CORE_RMA_GET) {
+            ep->rma.read_end = ep->sq_head; /* a put or send behind it is fenced */
+        }
         r->posted += frag;
         req->state = CORE_REQ_ACTIVE;
     } while (r->posted < req->len);
@@ -122,7 +149,9 @@ void core_rma_service(ibmsg_ep_t ep)
         if (done <= 0) {
             return; /* queue full (retried when a send completes), or the endpoint failed */
         }
-        core_mq_list_remove(e);
+        if (done == 1) {
+            core_mq_list_remove(e); /* 2: refused, already out */
+        }
     }
 }
 

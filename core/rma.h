@@ -73,6 +73,9 @@ typedef struct core_rma_ep {
     uint64_t outstanding;   /* operations issued and not complete (markers included) */
     uint64_t last_raddr;    /* target of the latest posted operation: where a marker goes */
     uint32_t last_rkey;
+    /* Send-queue position just past the newest get's READ while no WRITE or SEND has been
+       fenced behind it (0: none): see core_ep_fence. */
+    uint64_t read_end;
     uint32_t inline_max;   /* puts of up to this many bytes go inline */
     uint32_t max_fragment; /* largest work request */
     uint32_t max_rd_atomic;

@@ -58,6 +58,7 @@ int core_rndv_ep_init(ibmsg_ep_t ep)
     }
     rv->chunk = (uint32_t)chunk;
     rv->windows = info->mw_type2 && ep->ctx->cfg.rndv_windows != 0;
+    rv->window_max = (uint64_t)ep->ctx->cfg.rndv_window_max;
     return IBMSG_OK;
 }
 
@@ -112,8 +113,22 @@ static void window_put(ibmsg_ep_t ep, core_window_t *w, int invalidated)
     free(w);
 }
 
+/* A window could not be had for req: its key will be a registration of exactly its bytes. A
+   device without windows (EOPNOTSUPP at run time, past the probe) has none for this endpoint
+   from now on. */
+static UTIL_COLD void window_refused(ibmsg_ep_t ep, int status)
+{
+    if (status == IBMSG_ERR_NOT_SUPPORTED && ep->rndv.windows) {
+        ep->rndv.windows = 0;
+        util_warn("qp 0x%x: memory windows not supported after all: rendezvous keys are "
+                  "registrations of exactly each message from now on",
+                  ep->qpn);
+    }
+}
+
 /* Bind a window over exactly the message (unsignalled: a failed bind completes with an error
-   anyway, and the RTS behind it cannot start before it). */
+   anyway, and the RTS behind it cannot start before it). A window that cannot be allocated is
+   IBMSG_ERR_NOT_SUPPORTED or _NO_MEMORY, and the endpoint is unharmed. */
 static int window_bind(ibmsg_ep_t ep, struct ibmsg_request_s *req)
 {
     core_window_t *w;
@@ -121,7 +136,8 @@ static int window_bind(ibmsg_ep_t ep, struct ibmsg_request_s *req)
     core_sslot_t *slot;
 
     if (status != IBMSG_OK) {
-        return status;
+        window_refused(ep, status);
+        return status == IBMSG_ERR_NO_RESOURCE ? IBMSG_ERR_NO_MEMORY : status;
     }
     slot = core_sslot_take(ep);
     /* Held wherever the QP holds sends, even for a blocking send (ep->send_batch 1): the RTS
@@ -130,6 +146,9 @@ static int window_bind(ibmsg_ep_t ep, struct ibmsg_request_s *req)
                                 VERBS_SEND_DEFER, (uintptr_t)slot);
     if (status != IBMSG_OK) {
         window_put(ep, w, 1); /* never bound */
+        if (verbs_post_refused(status)) {
+            return IBMSG_ERR_NOT_SUPPORTED; /* this bind only: the message goes without one */
+        }
         if (status != IBMSG_ERR_NO_RESOURCE) {
             core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
         }
@@ -186,32 +205,56 @@ static UTIL_COLD void rndv_reject(ibmsg_ep_t ep, const char *what, const core_wi
     }
 }
 
+/* Register a send's buffer: for windows (cached, no remote access of its own), or for remote
+   read of exactly its bytes during this transfer only. */
+static int send_register(ibmsg_ep_t ep, struct ibmsg_request_s *req, int window)
+{
+    unsigned access =
+        VERBS_ACCESS_EXACT |
+        (window ? VERBS_ACCESS_MW_BIND : VERBS_ACCESS_REMOTE_READ | VERBS_ACCESS_UNCACHED);
+    int status = verbs_rcache_get(ep->ctx->rcache, req->buf, req->len, access, &req->rndv.reg);
+
+    if (status != IBMSG_OK) {
+        req->rndv.reg = NULL;
+        return status == IBMSG_ERR_NO_RESOURCE ? IBMSG_ERR_NO_MEMORY : status;
+    }
+    return IBMSG_OK;
+}
+
 int core_rndv_send(ibmsg_ep_t ep, struct ibmsg_request_s *req)
 {
     core_rndv_ep_t *rv = &ep->rndv;
     uint32_t id = rv->tx_next_id;
     core_wire_rndv_t body;
-    int status;
+    int status, window;
 
     if (rv->tx[id & RNDV_MASK] != NULL) {
         return IBMSG_ERR_NO_RESOURCE; /* CORE_RNDV_MAX sends await their FIN */
     }
-    if (rv->windows && req->rndv.win == NULL && ep->sq_head - ep->sq_tail + 2 > ep->sq_depth) {
+    /* A window, up to the size one bind takes, unless the registration kept from a retry says
+       otherwise. */
+    window = req->rndv.reg != NULL ? (req->rndv.reg->access & VERBS_ACCESS_MW_BIND) != 0
+                                   : rv->windows && req->len <= rv->window_max;
+    if (window && req->rndv.win == NULL && ep->sq_head - ep->sq_tail + 2 > ep->sq_depth) {
         return IBMSG_ERR_NO_RESOURCE; /* the bind and the RTS go together */
     }
     if (req->rndv.reg == NULL) {
-        unsigned access =
-            VERBS_ACCESS_EXACT |
-            (rv->windows ? VERBS_ACCESS_MW_BIND : VERBS_ACCESS_REMOTE_READ | VERBS_ACCESS_UNCACHED);
-        status = verbs_rcache_get(ep->ctx->rcache, req->buf, req->len, access, &req->rndv.reg);
+        status = send_register(ep, req, window);
         if (status != IBMSG_OK) {
-            req->rndv.reg = NULL;
-            return status == IBMSG_ERR_NO_RESOURCE ? IBMSG_ERR_NO_MEMORY : status;
+            return status;
         }
     }
-    if (rv->windows && req->rndv.win == NULL) {
+    if ((req->rndv.reg->access & VERBS_ACCESS_MW_BIND) && req->rndv.win == NULL) {
         status = window_bind(ep, req);
-        if (status != IBMSG_OK) {
+        if (status == IBMSG_ERR_NOT_SUPPORTED || status == IBMSG_ERR_NO_MEMORY) {
+            /* No window for this one: register exactly its bytes for this transfer instead. */
+            verbs_rcache_put(ep->ctx->rcache, req->rndv.reg);
+            req->rndv.reg = NULL;
+            status = send_register(ep, req, 0);
+            if (status != IBMSG_OK) {
+                return status;
+            }
+        } else if (status != IBMSG_OK) {
             if (status != IBMSG_ERR_NO_RESOURCE) {
                 core_rndv_send_drop(ep, req);
             }
@@ -237,6 +280,7 @@ int core_rndv_send(ibmsg_ep_t ep, struct ibmsg_request_s *req)
     req->rndv.active = 1;
     core_cnt_inc(ep->cnt, CNT_CORE_RNDV_MSGS_SENT);
     core_cnt_add(ep->cnt, CNT_CORE_RNDV_BYTES_SENT, req->len);
+    core_cnt_add(ep->cnt, CNT_CORE_RNDV_REGISTERED_SENDS, (uint64_t)(req->rndv.win == NULL));
     return IBMSG_OK;
 }
 

@@ -105,6 +105,7 @@ typedef struct core_rndv_ep {
     uint32_t reads_out;  /* READs outstanding on the QP */
     uint32_t reads_max;  /* the QP's max_rd_atomic */
     uint32_t chunk;      /* largest READ */
+    uint64_t window_max; /* largest message offered through a window (core_rndv_window_max) */
     uint64_t rejected_logged;
     struct ibmsg_request_s *pull_head, *pull_tail;     /* receives with READs to post, in order */
     struct ibmsg_request_s *unbind_head, *unbind_tail; /* sends whose window needs LOCAL_INV */

@@ -2,15 +2,18 @@
 #include "verbs/device.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <ibmsg/status.h>
 
 #include "util/log.h"
 #include "verbs/addr.h"
+#include "verbs/mw.h"
 #include "verbs/verbs_priv.h"
 
 int verbs_errno_status(int err)
@@ -208,6 +211,98 @@ out_close:
     return status;
 }
 
+/* Whether the effective capabilities hold CAP_IPC_LOCK (bit 14 of CapEff). */
+static int has_ipc_lock(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long long caps = 0;
+    int found = 0;
+
+    if (f == NULL) {
+        return 0;
+    }
+    while (!found && fgets(line, sizeof(line), f) != NULL) {
+        found = sscanf(line, "CapEff: %llx", &caps) == 1;
+    }
+    fclose(f);
+    return found && (caps >> 14 & 1) != 0;
+}
+
+uint64_t verbs_memlock_limit(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || has_ipc_lock()) {
+        return UINT64_MAX;
+    }
+    return (uint64_t)rl.rlim_cur;
+}
+
+const char *verbs_memlock_hint(int err, char *buf, size_t len)
+{
+    struct rlimit rl;
+
+    buf[0] = '\0';
+    if ((err != ENOMEM && err != EPERM && err != EAGAIN) || getrlimit(RLIMIT_MEMLOCK, &rl) != 0) {
+        return buf;
+    }
+    if (rl.rlim_cur == RLIM_INFINITY) {
+        snprintf(buf, len, " (locked memory is unlimited: the device or the system is out of it)");
+    } else {
+        snprintf(buf, len,
+                 " (locked-memory limit RLIMIT_MEMLOCK: %llu KiB%s; raise it with ulimit -l, or a "
+                 "memlock line in /etc/security/limits.conf or LimitMEMLOCK= for a service)",
+                 (unsigned long long)rl.rlim_cur / 1024,
+                 has_ipc_lock() ? ", lifted by CAP_IPC_LOCK" : "");
+    }
+    return buf;
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static int fork_mode_now = VERBS_FORK_PENDING;
+
+static void fork_setup_once(void)
+{
+    enum ibv_fork_status st = ibv_is_fork_initialized();
+    int ret = 0, mode;
+
+    if (st == IBV_FORK_DISABLED) {
+        ret = ibv_fork_init();
+        st = ibv_is_fork_initialized();
+    }
+    switch (st) {
+    case IBV_FORK_UNNEEDED:
+        mode = VERBS_FORK_UNNEEDED;
+        util_info("fork: the kernel copies registered pages for a child (copy-on-fork): "
+                  "ibv_fork_init not needed");
+        break;
+    case IBV_FORK_ENABLED:
+        mode = VERBS_FORK_INIT;
+        util_info("fork: ibv_fork_init in force (kernel without copy-on-fork of pinned pages): "
+                  "registered memory is not mapped in a child");
+        break;
+    default:
+        mode = VERBS_FORK_UNPROTECTED;
+        util_warn("fork: ibv_fork_init failed (%s; memory registered before ibmsg opened a "
+                  "device?): a child that writes to registered pages corrupts transfers",
+                  strerror(ret != 0 ? ret : EINVAL));
+        break;
+    }
+    __atomic_store_n(&fork_mode_now, mode, __ATOMIC_RELEASE);
+}
+
+int verbs_fork_setup(void)
+{
+    pthread_once(&fork_once, fork_setup_once);
+    return fork_mode_now;
+}
+
+int verbs_fork_mode(void)
+{
+    return __atomic_load_n(&fork_mode_now, __ATOMIC_ACQUIRE); /* set once, by the once */
+}
+
 int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
 {
     struct ibv_device **list;
@@ -221,6 +316,7 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
         params->gid_index < -1) {
         return IBMSG_ERR_INVALID;
     }
+    verbs_fork_setup(); /* before any registration of this process's */
     list = ibv_get_device_list(&num);
     if (list == NULL || num == 0) {
         util_error("no RDMA device: ibv_get_device_list found 0 devices%s",
@@ -267,6 +363,22 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
         status = verbs_errno_status(errno);
         util_error("%s: ibv_alloc_pd failed: %s", info.name, strerror(errno));
         goto err_free;
+    }
+    if (dev->info.mw_type2) {
+        /* Advertised is not usable: bnxt_re and hns report type 2B windows, yet their
+           providers cannot allocate one. The rendezvous then registers each message. */
+        status = verbs_mw_probe(dev);
+        if (status != IBMSG_OK) {
+            util_info("%s: type 2B memory windows advertised but ibv_alloc_mw fails (%s): "
+                      "rendezvous keys are registrations of exactly each message",
+                      info.name, ibmsg_status_string(status));
+            dev->info.mw_type2 = 0;
+        }
+    }
+    if (verbs_memlock_limit() != UINT64_MAX) {
+        util_info("%s: this process may pin %llu KiB of registered memory (RLIMIT_MEMLOCK, ulimit "
+                  "-l; no CAP_IPC_LOCK)",
+                  info.name, (unsigned long long)verbs_memlock_limit() / 1024);
     }
     util_debug("%s port %u: %s, MTU %u, GID index %d, LID %u", info.name, (unsigned)info.port,
                info.link_layer == VERBS_LINK_ETHERNET ? "RoCE" : "IB",

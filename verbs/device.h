@@ -6,6 +6,7 @@
 #ifndef IBMSG_VERBS_DEVICE_H
 #define IBMSG_VERBS_DEVICE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -36,9 +37,41 @@ typedef struct verbs_dev_info {
     uint32_t max_msg_sz;       /* largest message of the port (RDMA READ included) */
     uint32_t max_rd_atom;      /* RDMA READs a QP serves at once (responder) */
     uint32_t max_init_rd_atom; /* RDMA READs a QP may have outstanding (initiator) */
-    uint8_t mw_type2;          /* type 2B memory windows (verbs/mw.h) */
+    uint8_t mw_type2;          /* type 2B memory windows that can be allocated (verbs/mw.h) */
     uint32_t vendor_id;
 } verbs_dev_info_t;
+
+/* How registered memory survives fork() (verbs_fork_mode). */
+enum {
+    VERBS_FORK_PENDING = 0,     /* no device opened yet: not decided */
+    VERBS_FORK_UNNEEDED = 1,    /* the kernel copies pinned pages for the child (Linux >= 5.13) */
+    VERBS_FORK_INIT = 2,        /* ibv_fork_init: registered ranges are not mapped in children */
+    VERBS_FORK_UNPROTECTED = 3, /* ibv_fork_init failed (memory registered before it): a child
+                                   writing to a registered page corrupts the parent's transfers */
+};
+
+/**
+ * Make fork() safe before the first device is opened (verbs_dev_open does it, once per
+ * process): nothing on a kernel with copy-on-fork of pinned pages, else ibv_fork_init, which
+ * must come before any registration. Returns the VERBS_FORK_* that applies (logged at info).
+ */
+int verbs_fork_setup(void);
+
+/** The VERBS_FORK_* in force; VERBS_FORK_PENDING before the first verbs_fork_setup. */
+int verbs_fork_mode(void);
+
+/**
+ * Bytes this process may pin by registering memory: RLIMIT_MEMLOCK, or UINT64_MAX when it is
+ * unlimited or the process has CAP_IPC_LOCK (which lifts it).
+ */
+uint64_t verbs_memlock_limit(void);
+
+/**
+ * For a registration that failed with errno err: text naming the locked-memory limit and how
+ * to raise it (ulimit -l), when err is what exceeding it gives (ENOMEM, EPERM, EAGAIN); else "".
+ * Returns buf.
+ */
+const char *verbs_memlock_hint(int err, char *buf, size_t len);
 
 /**
  * Open the device and port that params select and allocate a protection domain.

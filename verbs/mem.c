@@ -27,8 +27,9 @@ int verbs_mem_reg(verbs_dev_t *dev, void *addr, size_t len, unsigned access, ver
     mr = ibv_reg_mr(dev->pd, addr, len, flags);
     if (mr == NULL) {
         int err = errno;
-        util_error("%s: ibv_reg_mr(%p, %zu bytes) failed: %s", dev->info.name, addr, len,
-                   strerror(err));
+        char hint[256];
+        util_error("%s: ibv_reg_mr(%p, %zu bytes) failed: %s%s", dev->info.name, addr, len,
+                   strerror(err), verbs_memlock_hint(err, hint, sizeof(hint)));
         return err == ENOMEM || err == EAGAIN ? IBMSG_ERR_NO_RESOURCE : verbs_errno_status(err);
     }
     mem->mr = mr;

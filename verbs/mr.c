@@ -29,9 +29,12 @@ static int mr_reg(void *arg, uintptr_t addr, size_t len, unsigned access, void *
 
     if (mr == NULL) {
         int err = errno;
-        util_error("%s: ibv_reg_mr of %zu bytes at 0x%lx failed: %s", a->dev->info.name, len,
-                   (unsigned long)addr, strerror(err));
-        return verbs_errno_status(err);
+        char hint[256];
+        util_error("%s: ibv_reg_mr of %zu bytes at 0x%lx failed: %s%s", a->dev->info.name, len,
+                   (unsigned long)addr, strerror(err), verbs_memlock_hint(err, hint, sizeof(hint)));
+        /* Out of lockable memory: the cache releases what it keeps unused and tries again. */
+        return err == ENOMEM || err == EPERM || err == EAGAIN ? IBMSG_ERR_NO_MEMORY
+                                                              : verbs_errno_status(err);
     }
     *handle = mr;
     *lkey = mr->lkey;

@@ -48,8 +48,10 @@ static int pool_add_chunk(verbs_pool_t *pool)
         /* Out of registrations (device limit, cgroup rdma.max, or RLIMIT_MEMLOCK): a resource,
          * not memory, whatever errno the kernel chose. */
         status = err == EINVAL ? IBMSG_ERR_INVALID : IBMSG_ERR_NO_RESOURCE;
-        util_error("%s: pool %s: ibv_reg_mr of %zu bytes failed (out of registrations?): %s",
-                   pool->dev->info.name, pool->name, bytes, strerror(err));
+        char hint[256];
+        util_error("%s: pool %s: ibv_reg_mr of %zu bytes failed (out of registrations?): %s%s",
+                   pool->dev->info.name, pool->name, bytes, strerror(err),
+                   verbs_memlock_hint(err, hint, sizeof(hint)));
         goto err_free;
     }
     /* Thread the new buffers onto the free list in address order. */

@@ -10,6 +10,7 @@
 
 #include "util/compiler.h"
 #include "util/log.h"
+#include "verbs/fault.h"
 #include "verbs/verbs_priv.h"
 
 /* An initial PSN that differs between QPs and runs, so stale packets of an old QP do not fit. */
@@ -26,11 +27,13 @@ static uint32_t initial_psn(const void *salt)
     return (uint32_t)x & 0xffffff;
 }
 
-/* RDMA READs in flight per QP (both directions): the device's limit, capped so that both ends
- * of a connection agree when their devices differ only above the cap. */
-static uint8_t verbs_qp_rd_atom(uint32_t dev_max)
+/* RDMA READs in flight per QP in one direction: the device's limit and the caller's, at most
+ * VERBS_QP_RD_ATOM_MAX, at least 1. The peer's value is applied at connection. */
+static uint8_t verbs_qp_rd_atom(uint32_t dev_max, uint32_t asked)
 {
-    return (uint8_t)UTIL_MAX(1u, UTIL_MIN(dev_max, (uint32_t)VERBS_QP_RD_ATOM_MAX));
+    uint32_t cap = asked != 0 ? UTIL_MIN(asked, (uint32_t)VERBS_QP_RD_ATOM_MAX)
+                              : (uint32_t)VERBS_QP_RD_ATOM_MAX;
+    return (uint8_t)UTIL_MAX(1u, UTIL_MIN(dev_max, cap));
 }
 
 int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
@@ -85,7 +88,8 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     qp->caps.sq_depth = init.cap.max_send_wr;
     qp->caps.rq_depth = init.cap.max_recv_wr;
     qp->caps.max_inline = init.cap.max_inline_data;
-    qp->caps.max_rd_atomic = verbs_qp_rd_atom(dev->info.max_init_rd_atom);
+    qp->caps.max_rd_atomic = verbs_qp_rd_atom(dev->info.max_init_rd_atom, params->max_rd_atomic);
+    qp->caps.max_dest_rd_atomic = verbs_qp_rd_atom(dev->info.max_rd_atom, params->max_rd_atomic);
     qp->caps.send_batch = UTIL_MIN(params->send_batch, (uint32_t)VERBS_SEND_BATCH_MAX);
     qp->dev = dev;
     qp->psn = initial_psn(qp);
@@ -101,7 +105,7 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     }
 
     attr.qp_state = IBV_QPS_INIT;
-    attr.pkey_index = 0;
+    attr.pkey_index = params->pkey_index;
     attr.port_num = dev->info.port;
     /* Remote access is granted per registration (rkey); the QP lets all kinds through. Remote
      * write also lets the peer's zero-length keepalive probes in (core/failure.h); the buffer
@@ -111,7 +115,8 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     if (ibv_modify_qp(qp->qp, &attr,
                       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0) {
         status = verbs_errno_status(errno);
-        util_error("qp 0x%x: RESET -> INIT failed: %s", qp->qp->qp_num, strerror(errno));
+        util_error("qp 0x%x: RESET -> INIT (port %u, P_Key index %u) failed: %s", qp->qp->qp_num,
+                   (unsigned)dev->info.port, (unsigned)params->pkey_index, strerror(errno));
         goto err_destroy_qp;
     }
     *qp_p = qp;
@@ -188,19 +193,28 @@ int verbs_qp_to_rtr(verbs_qp_t *qp, const verbs_addr_t *remote, const verbs_conn
     }
     attr.qp_state = IBV_QPS_RTR;
     attr.path_mtu = (enum ibv_mtu)UTIL_MIN(info->active_mtu, remote->mtu);
+    for (uint8_t m = 5; cp->mtu_max != 0 && m >= 1; m--) { /* the largest code within the cap */
+        if (verbs_mtu_bytes(m) <= cp->mtu_max || m == 1) {
+            attr.path_mtu = (enum ibv_mtu)UTIL_MIN((uint8_t)attr.path_mtu, m);
+            break;
+        }
+    }
     attr.dest_qp_num = remote->qpn;
     attr.rq_psn = remote->psn;
-    attr.max_dest_rd_atomic = verbs_qp_rd_atom(info->max_rd_atom);
+    attr.max_dest_rd_atomic = (uint8_t)UTIL_MAX(
+        1u, UTIL_MIN(qp->caps.max_dest_rd_atomic, (uint32_t)cp->peer_initiator_depth));
     attr.min_rnr_timer = cp->min_rnr_timer;
     attr.ah_attr.dlid = remote->lid;
-    attr.ah_attr.sl = 0;
+    attr.ah_attr.sl = cp->sl;
     attr.ah_attr.src_path_bits = 0;
     attr.ah_attr.port_num = info->port;
     if (use_grh) {
         attr.ah_attr.is_global = 1;
         memcpy(attr.ah_attr.grh.dgid.raw, remote->gid, 16);
         attr.ah_attr.grh.sgid_index = (uint8_t)info->gid_index;
-        attr.ah_attr.grh.hop_limit = 64;
+        attr.ah_attr.grh.hop_limit = cp->hop_limit;
+        attr.ah_attr.grh.traffic_class = cp->traffic_class;
+        attr.ah_attr.grh.flow_label = cp->flow_label;
     }
     if (ibv_modify_qp(qp->qp, &attr,
                       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
@@ -210,6 +224,7 @@ int verbs_qp_to_rtr(verbs_qp_t *qp, const verbs_addr_t *remote, const verbs_conn
                    remote->qpn, verbs_mtu_bytes((uint8_t)attr.path_mtu), strerror(err));
         return verbs_errno_status(err);
     }
+    qp->caps.max_dest_rd_atomic = attr.max_dest_rd_atomic;
     return IBMSG_OK;
 }
 
@@ -220,9 +235,15 @@ int verbs_qp_to_rts(verbs_qp_t *qp, const verbs_conn_params_t *cp)
     attr.qp_state = IBV_QPS_RTS;
     attr.timeout = cp->timeout;
     attr.retry_cnt = cp->retry_cnt;
+    if (cp->retry_cnt == VERBS_RETRY_AUTO) {
+        /* 7 retries where 7 counts down (IB: only rnr_retry 7 means forever); Soft-RoCE's
+           requester does not count down from 7, so a dead peer would never be noticed. */
+        attr.retry_cnt = qp->dev->info.vendor_id == VERBS_RXE_VENDOR_ID ? 6 : 7;
+    }
     attr.rnr_retry = cp->rnr_retry;
     attr.sq_psn = qp->psn;
-    attr.max_rd_atomic = (uint8_t)qp->caps.max_rd_atomic;
+    attr.max_rd_atomic = (uint8_t)UTIL_MAX(
+        1u, UTIL_MIN(qp->caps.max_rd_atomic, (uint32_t)cp->peer_responder_resources));
     if (ibv_modify_qp(qp->qp, &attr,
                       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                           IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) != 0) {
@@ -230,6 +251,38 @@ int verbs_qp_to_rts(verbs_qp_t *qp, const verbs_conn_params_t *cp)
         util_error("qp 0x%x: RTR -> RTS failed: %s", qp->qp->qp_num, strerror(err));
         return verbs_errno_status(err);
     }
+    qp->caps.max_rd_atomic = attr.max_rd_atomic;
+    return IBMSG_OK;
+}
+
+int verbs_qp_query(const verbs_qp_t *qp, verbs_qp_attr_t *out)
+{
+    struct ibv_qp_attr attr;
+    struct ibv_qp_init_attr init;
+
+    if (ibv_query_qp(qp->qp, &attr,
+                     IBV_QP_STATE | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC |
+                         IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                         IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MTU | IBV_QP_AV | IBV_QP_PKEY_INDEX,
+                     &init) != 0) {
+        int err = errno;
+        util_error("qp 0x%x: ibv_query_qp failed: %s", qp->qp->qp_num, strerror(err));
+        return verbs_errno_status(err);
+    }
+    memset(out, 0, sizeof(*out));
+    out->state = (uint8_t)attr.qp_state;
+    out->max_rd_atomic = attr.max_rd_atomic;
+    out->max_dest_rd_atomic = attr.max_dest_rd_atomic;
+    out->timeout = attr.timeout;
+    out->retry_cnt = attr.retry_cnt;
+    out->rnr_retry = attr.rnr_retry;
+    out->min_rnr_timer = attr.min_rnr_timer;
+    out->path_mtu = (uint8_t)attr.path_mtu;
+    out->sl = attr.ah_attr.sl;
+    out->traffic_class = attr.ah_attr.grh.traffic_class;
+    out->hop_limit = attr.ah_attr.grh.hop_limit;
+    out->flow_label = attr.ah_attr.grh.flow_label;
+    out->pkey_index = attr.pkey_index;
     return IBMSG_OK;
 }
 
@@ -287,8 +340,27 @@ int verbs_qp_post_wr(verbs_qp_t *qp, struct ibv_send_wr *wr, const char *what)
     qp->dropped += n - taken;
     util_error("qp 0x%x: ibv_post_send(%s%s) failed: %s (%u held sends dropped)", qp->qp->qp_num,
                n > 0 ? "held sends, " : "", what, strerror(ret), n - taken);
-    /* Full is worth a retry only when nothing held was lost. */
-    return ret == ENOMEM && taken == n ? IBMSG_ERR_NO_RESOURCE : verbs_errno_status(ret);
+    if (taken < n) {
+        return IBMSG_ERR_IO; /* held sends lost: the connection's stream is broken */
+    }
+    /* wr alone was not taken: full is worth a retry, a refusal is wr's own error. */
+    return ret == ENOMEM ? IBMSG_ERR_NO_RESOURCE : verbs_errno_status(ret);
+}
+
+/* Whether an injected fault refuses wr now (fault.h); counts it. */
+static int qp_fault(const struct ibv_send_wr *wr)
+{
+    unsigned kind = wr->opcode == IBV_WR_BIND_MW                         ? VERBS_FAULT_BIND
+                    : wr->opcode == IBV_WR_RDMA_WRITE && wr->num_sge > 0 ? VERBS_FAULT_WRITE
+                    : wr->opcode == IBV_WR_RDMA_READ                     ? VERBS_FAULT_READ
+                                                                         : 0;
+
+    if (!(verbs_faults.post_kinds & kind)) {
+        return 0;
+    }
+    verbs_faults.post_count--;
+    verbs_faults.post_refused++;
+    return 1;
 }
 
 /* Hold a send: copy its work request, elements and inline data into the QP's own storage. */
@@ -346,7 +418,8 @@ int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigne
                 : (flags & VERBS_SEND_IMM)      ? IBV_WR_SEND_WITH_IMM
                                                 : IBV_WR_SEND;
     wr.send_flags = ((flags & VERBS_SEND_SIGNALED) ? IBV_SEND_SIGNALED : 0) |
-                    ((flags & VERBS_SEND_INLINE) ? IBV_SEND_INLINE : 0);
+                    ((flags & VERBS_SEND_INLINE) ? IBV_SEND_INLINE : 0) |
+                    ((flags & VERBS_SEND_FENCE) ? IBV_SEND_FENCE : 0);
     if (flags & VERBS_SEND_IMM) {
         wr.imm_data = verbs_be32_swap(ex);
     } else {
@@ -357,6 +430,11 @@ int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigne
 
 int verbs_qp_submit_wr(verbs_qp_t *qp, struct ibv_send_wr *wr, unsigned flags, const char *what)
 {
+    if (util_unlikely(verbs_faults.post_count != 0) && qp_fault(wr)) {
+        util_error("qp 0x%x: ibv_post_send(%s) failed: %s (injected)", qp->qp->qp_num, what,
+                   strerror(verbs_faults.post_errno));
+        return verbs_errno_status(verbs_faults.post_errno);
+    }
     if ((flags & VERBS_SEND_DEFER) && qp->caps.send_batch > 1) {
         return qp_hold_send(qp, wr);
     }
@@ -437,7 +515,8 @@ int verbs_qp_post_rdma(verbs_qp_t *qp, int op, const verbs_sge_t *sge, int nsge,
     wr.num_sge = nsge > 0 ? 1 : 0;
     wr.opcode = op == VERBS_RDMA_READ ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
     wr.send_flags = ((flags & VERBS_SEND_SIGNALED) ? IBV_SEND_SIGNALED : 0) |
-                    ((flags & VERBS_SEND_INLINE) ? IBV_SEND_INLINE : 0);
+                    ((flags & VERBS_SEND_INLINE) ? IBV_SEND_INLINE : 0) |
+                    ((flags & VERBS_SEND_FENCE) ? IBV_SEND_FENCE : 0);
     wr.wr.rdma.remote_addr = raddr;
     wr.wr.rdma.rkey = rkey;
     return verbs_qp_submit_wr(qp, &wr, flags, op == VERBS_RDMA_READ ? "RDMA READ" : "RDMA WRITE");

@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include <ibmsg/status.h>
+
 #include "verbs/addr.h"
 #include "verbs/cq.h"
 #include "verbs/device.h"
@@ -23,16 +25,31 @@ typedef struct verbs_qp_params {
     uint32_t sq_depth;
     uint32_t rq_depth;
     uint32_t max_inline;
-    uint32_t max_rd_atomic; /* caps only: RDMA READs this QP may have outstanding */
-    uint32_t send_batch;    /* sends held for one doorbell at most (VERBS_SEND_DEFER; <= 1: none) */
+    /* Asked: RDMA READs in flight at most, each direction (also capped by the device and
+       VERBS_QP_RD_ATOM_MAX). Granted: READs this QP may have outstanding (initiator depth); once
+       connected, also within the peer's responder resources. */
+    uint32_t max_rd_atomic;
+    uint32_t max_dest_rd_atomic; /* granted: READs this QP serves at once (responder) */
+    uint32_t send_batch; /* sends held for one doorbell at most (VERBS_SEND_DEFER; <= 1: none) */
+    uint16_t pkey_index; /* P_Key table index (set at RESET -> INIT) */
 } verbs_qp_params_t;
+
+/* verbs_conn_params_t.retry_cnt: 7, or 6 on Soft-RoCE, which never counts down from 7. */
+#define VERBS_RETRY_AUTO 0xff
 
 /* Transport settings for RTR and RTS (IB encodings: see the cvars that set them). */
 typedef struct verbs_conn_params {
-    uint8_t timeout;       /* local ACK timeout: 4.096 us * 2^timeout */
-    uint8_t retry_cnt;     /* 0..7 */
-    uint8_t rnr_retry;     /* 0..7, 7 = forever */
-    uint8_t min_rnr_timer; /* IB encoding 0..31 */
+    uint8_t timeout;                  /* local ACK timeout: 4.096 us * 2^timeout */
+    uint8_t retry_cnt;                /* 0..7, or VERBS_RETRY_AUTO */
+    uint8_t rnr_retry;                /* 0..7, 7 = forever */
+    uint8_t min_rnr_timer;            /* IB encoding 0..31 */
+    uint8_t peer_responder_resources; /* the peer's max_dest_rd_atomic: READs it serves for us */
+    uint8_t peer_initiator_depth;     /* the peer's max_rd_atomic: READs it may have in flight */
+    uint8_t sl;                       /* service level */
+    uint8_t traffic_class;            /* GRH */
+    uint8_t hop_limit;                /* GRH */
+    uint32_t flow_label;              /* GRH, 20 bits */
+    uint32_t mtu_max;                 /* largest path MTU in bytes; 0: no cap */
 } verbs_conn_params_t;
 
 /* One gather/scatter element. */
@@ -48,6 +65,7 @@ enum {
     VERBS_SEND_INVALIDATE = 1u << 2, /* SEND_WITH_INV: invalidates the peer's window inv_rkey */
     VERBS_SEND_IMM = 1u << 3,        /* SEND_WITH_IMM: ex is the immediate (host order) */
     VERBS_SEND_DEFER = 1u << 4,      /* hold the send for the next doorbell (verbs_qp_flush) */
+    VERBS_SEND_FENCE = 1u << 5,      /* start only once every earlier RDMA READ has completed */
 };
 
 /* Most sends a QP holds for one doorbell (verbs_qp_params_t.send_batch). */
@@ -81,13 +99,39 @@ void verbs_qp_addr(const verbs_qp_t *qp, verbs_addr_t *addr);
 uint32_t verbs_qp_num(const verbs_qp_t *qp);
 
 /**
- * INIT -> RTR towards remote: path MTU = min(port MTU, remote MTU), GRH when the remote has a
- * GID or the link is Ethernet. Returns IBMSG_OK or an error (logged).
+ * INIT -> RTR towards remote: path MTU = min(port MTU, remote MTU, cp->mtu_max), GRH (with
+ * cp's traffic class, flow label and hop limit) when the remote has a GID or the link is
+ * Ethernet, cp's service level, responder resources min(ours, cp->peer_initiator_depth).
+ * Returns IBMSG_OK or an error (logged).
  */
 int verbs_qp_to_rtr(verbs_qp_t *qp, const verbs_addr_t *remote, const verbs_conn_params_t *cp);
 
-/** RTR -> RTS with the given timeout and retry counts. */
+/**
+ * RTR -> RTS with the given timeout and retry counts and an initiator depth of
+ * min(ours, cp->peer_responder_resources): a responder answers more READs than it has resources for
+ * with an invalid-request error. verbs_qp_caps then gives the depths in force.
+ */
 int verbs_qp_to_rts(verbs_qp_t *qp, const verbs_conn_params_t *cp);
+
+/* A QP's attributes as the device reports them (ibv_query_qp): for tests and logs. */
+typedef struct verbs_qp_attr {
+    uint8_t state; /* IBV_QPS_* */
+    uint8_t max_rd_atomic;
+    uint8_t max_dest_rd_atomic;
+    uint8_t timeout;
+    uint8_t retry_cnt;
+    uint8_t rnr_retry;
+    uint8_t min_rnr_timer;
+    uint8_t path_mtu; /* IB MTU code */
+    uint8_t sl;
+    uint8_t traffic_class;
+    uint8_t hop_limit;
+    uint16_t pkey_index;
+    uint32_t flow_label;
+} verbs_qp_attr_t;
+
+/** Query the QP's attributes. Returns IBMSG_OK or an error (logged). */
+int verbs_qp_query(const verbs_qp_t *qp, verbs_qp_attr_t *attr);
 
 /** Move the QP to ERROR (flushes every outstanding work request with an error completion). */
 int verbs_qp_to_error(verbs_qp_t *qp);
@@ -109,6 +153,17 @@ int verbs_qp_to_error(verbs_qp_t *qp);
  */
 int verbs_qp_post_send(verbs_qp_t *qp, const verbs_sge_t *sge, int nsge, unsigned flags,
                        uint32_t ex, uint64_t wr_id);
+
+/**
+ * Whether a post's status says the device refused that one work request (EINVAL, EOPNOTSUPP:
+ * a length or opcode it does not take) while everything posted or held before it went on: the
+ * QP is intact, the error belongs to that request alone. Posts that also lost held sends
+ * return IBMSG_ERR_IO instead.
+ */
+static inline int verbs_post_refused(int status)
+{
+    return status == IBMSG_ERR_INVALID || status == IBMSG_ERR_NOT_SUPPORTED;
+}
 
 /** The sends held now (VERBS_SEND_DEFER). */
 uint32_t verbs_qp_held(const verbs_qp_t *qp);

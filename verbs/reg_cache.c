@@ -118,6 +118,21 @@ static int make_room(verbs_rcache_t *rc, uint64_t size)
     return 1;
 }
 
+/* Release every unused cached entry; returns how many. */
+static uint32_t evict_unused(verbs_rcache_t *rc)
+{
+    uint32_t n = 0;
+
+    while (rc->lru.lru_next != &rc->lru) {
+        verbs_reg_t *victim = rc->lru.lru_next;
+        index_remove(rc, victim);
+        release(rc, victim);
+        n++;
+    }
+    count(rc, CNT_VERBS_REG_CACHE_EVICTIONS, n);
+    return n;
+}
+
 /* The pages under [start, end) (an exact entry's range need not be page aligned). */
 static size_t span_pages(const verbs_rcache_t *rc, uintptr_t start, uintptr_t end, uintptr_t *first)
 {
@@ -237,6 +252,14 @@ static int rcache_miss(verbs_rcache_t *rc, uintptr_t start, uintptr_t end, unsig
     int fits =
         cacheable && rc->p.enabled && end - start <= rc->p.max_bytes && make_room(rc, end - start);
     status = rc->ops.reg(rc->arg, start, end - start, access, &e->handle, &e->lkey, &e->rkey);
+    if (status == IBMSG_ERR_NO_MEMORY && evict_unused(rc) > 0) {
+        /* Out of lockable memory (RLIMIT_MEMLOCK): what the cache kept unused is unpinned now,
+           and the registration is tried once more. */
+        util_info("registration cache: out of lockable memory for %zu bytes: unused "
+                  "registrations released, trying once more",
+                  (size_t)(end - start));
+        status = rc->ops.reg(rc->arg, start, end - start, access, &e->handle, &e->lkey, &e->rkey);
+    }
     if (status != IBMSG_OK) {
         free(e);
         return status;

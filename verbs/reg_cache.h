@@ -32,6 +32,8 @@
  * Limits: max_entries and max_bytes of cached registrations; the least recently used unused
  * entries are evicted to make room; entries in use (reference count > 0) are never evicted, and
  * when they alone fill the cache a new registration is made uncached (released at its last put).
+ * A registration refused for lack of lockable memory (ops->reg: IBMSG_ERR_NO_MEMORY, as
+ * RLIMIT_MEMLOCK gives) makes the cache release every unused entry and try once more.
  *
  * Not thread safe: a cache belongs to one context (one thread).
  */

@@ -114,6 +114,9 @@
     X(CORE_RNDV_LOCAL_INVALIDATIONS, "core_rndv_local_invalidations", COUNTER, ENDPOINT,           \
       TUNER_DETAIL, "rendezvous",                                                                  \
       "Windows invalidated here after the FIN, as the FIN did not invalidate them (SEND_WITH_INV)") \
+    X(CORE_RNDV_REGISTERED_SENDS, "core_rndv_registered_sends", COUNTER, ENDPOINT, TUNER_BASIC,    \
+      "rendezvous", "Rendezvous sends whose key was a registration of exactly the message, not a " \
+      "window: no usable windows (device, core_rndv_windows) or none could be had for it")       \
     /* verbs: registration cache of user buffers (per context) */                                  \
     X(VERBS_REG_CACHE_HITS, "verbs_reg_cache_hits", COUNTER, CONTEXT, TUNER_BASIC, "reg_cache",    \
       "Registrations found in the cache and still mapping the same pages")                        \
@@ -145,6 +148,8 @@
       "rma", "Puts and gets refused locally: outside the range of the remote key")                \
     X(CORE_RMA_RKEYS_REJECTED, "core_rma_rkeys_rejected", COUNTER, ENDPOINT, USER_BASIC, "rma",    \
       "Remote key blobs from peers rejected as malformed")                                        \
+    X(CORE_RMA_FENCED_WRS, "core_rma_fenced_wrs", COUNTER, ENDPOINT, TUNER_DETAIL, "rma",          \
+      "Puts and messages posted with a fence: the first behind a get's RDMA READs in flight")      \
     X(CORE_RMA_MAPPED_BYTES, "core_rma_mapped_bytes", LEVEL_WM, CONTEXT, USER_BASIC, "rma",        \
       "Bytes of memory mapped for one-sided access now")  \
     /* core: failures (core/failure.c) */                                                          \

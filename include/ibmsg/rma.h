@@ -27,8 +27,11 @@
  * size; when the endpoint's send queue is full, the rest waits in the endpoint's queue and is
  * posted by progress as room frees up. So put and get do not return IBMSG_ERR_BUSY; the memory
  * of a queued operation is bounded by the caller's own outstanding requests. RDMA READs in
- * flight are limited by the queue pair's max_rd_atomic (the device's limit, at most 16): more
- * gets wait in the device, in order.
+ * flight are limited by the queue pair's max_rd_atomic (the device's limit and the peer's, at
+ * most 16, agreed at connection; verbs_max_rd_atomic lowers it): more gets wait in the device,
+ * in order. A put or message issued behind a get in flight is fenced: it starts once the get's
+ * data has been read. A get or put the device refuses (ibmsg_request_wait: IBMSG_ERR_INVALID or
+ * IBMSG_ERR_NOT_SUPPORTED) fails alone; the endpoint stays usable.
  *
  * Thread safety: as for the rest of ibmsg.h: the context's thread only.
  */

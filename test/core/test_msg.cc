@@ -2,6 +2,7 @@
 // connected to each other, several endpoints, and two processes through the TCP helper.
 #include <gtest/gtest.h>
 
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -572,8 +573,10 @@ TEST_F(MsgTest, MalformedBlobsAreErrors)
         EXPECT_EQ(ibmsg_ep_connect(c, good, l), IBMSG_ERR_PROTOCOL) << "truncated to " << l;
     }
     EXPECT_EQ(ibmsg_ep_connect(c, good, len + 1), IBMSG_ERR_PROTOCOL);
-    const size_t offsets[] = {0, 1, 3, 4, 8, 12, 13, 16, 26, 27};
-    const uint8_t values[] = {9, 1, 0, 0xff, 0xff, 7, 1, 0xff, 0, 9};
+    // Version, flags, size, credits, eager limit, READ depths 0 and 17, a reserved byte; in the
+    // verbs address: version, flags, QPN, MTU, link layer.
+    const size_t offsets[] = {0, 1, 3, 4, 8, 12, 13, 14, 16, 17, 20, 30, 31};
+    const uint8_t values[] = {9, 1, 0, 0xff, 0xff, 0, 17, 1, 9, 1, 0xff, 0, 9};
     for (size_t i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++) {
         uint8_t bad[IBMSG_EP_ADDRESS_MAX];
         std::memcpy(bad, good, len);
@@ -586,6 +589,110 @@ TEST_F(MsgTest, MalformedBlobsAreErrors)
     ASSERT_EQ(connect_pair(c, d), IBMSG_OK) << "still connectable after bad blobs";
     EXPECT_EQ(ibmsg_ep_connect(c, good, len), IBMSG_ERR_BUSY);
     transfer(c, d, 10, 1);
+}
+
+// fork() safety is settled when the first context opens a device, and said in the log and in
+// the read-only control variable verbs_fork_protection: from Linux 5.13 (the guest runs 6.1) the
+// kernel copies pinned pages for a child, so ibv_fork_init is not needed; before, it is called.
+TEST_F(MsgTest, ForkProtectionIsReported)
+{
+    struct utsname u;
+    int major = 0, minor = 0, provided = 0, index = -1, count = 0;
+    ASSERT_EQ(uname(&u), 0);
+    ASSERT_EQ(sscanf(u.release, "%d.%d", &major, &minor), 2) << u.release;
+    const int expect =
+        major > 5 || (major == 5 && minor >= 13) ? VERBS_FORK_UNNEEDED : VERBS_FORK_INIT;
+    EXPECT_EQ(verbs_fork_mode(), expect) << "kernel " << u.release;
+    ASSERT_EQ(ibmsg_t_init_thread(IBMSG_T_THREAD_SINGLE, &provided), IBMSG_OK);
+    ASSERT_EQ(ibmsg_t_cvar_get_index("verbs_fork_protection", &index), IBMSG_OK);
+    ibmsg_t_datatype_t type;
+    ibmsg_t_enum_t e = IBMSG_T_ENUM_NULL;
+    int scope = 0, verbosity = 0, bind = 0;
+    ASSERT_EQ(ibmsg_t_cvar_get_info(index, nullptr, nullptr, &verbosity, &type, &e, nullptr,
+                                    nullptr, &bind, &scope),
+              IBMSG_OK);
+    EXPECT_EQ(type, IBMSG_T_INT);
+    EXPECT_EQ(scope, IBMSG_T_SCOPE_READONLY);
+    ibmsg_t_cvar_handle_t h;
+    ASSERT_EQ(ibmsg_t_cvar_handle_alloc(index, nullptr, &h, &count), IBMSG_OK);
+    int v = -1;
+    ASSERT_EQ(ibmsg_t_cvar_read(h, &v), IBMSG_OK);
+    EXPECT_EQ(v, expect);
+    char name[32];
+    int len = sizeof(name), value = -1;
+    ASSERT_EQ(ibmsg_t_enum_get_item(e, v, &value, name, &len), IBMSG_OK);
+    EXPECT_EQ(value, v);
+    EXPECT_STREQ(name, expect == VERBS_FORK_UNNEEDED ? "unneeded" : "ibv_fork_init");
+    EXPECT_EQ(ibmsg_t_cvar_write(h, &v), IBMSG_T_ERR_CVAR_SET_NEVER);
+    ibmsg_t_cvar_handle_free(&h);
+    ibmsg_t_finalize();
+}
+
+// The fabric settings reach both queue pairs of a connection (ibv_query_qp reads them back):
+// service level, P_Key index, traffic class, flow label, hop limit, a path-MTU cap, the ACK
+// timeout and the retry counts. verbs_retry_cnt -1 (the default) is 7, or 6 on Soft-RoCE.
+TEST(Fabric, SettingsReachTheQueuePairs)
+{
+    ibmsg_context_t ctx = IBMSG_CONTEXT_NULL;
+    ibmsg_ep_t a, b;
+    core_test::open_pair(&ctx, &a, &b, [](ibmsg_info_t info) {
+        ibmsg_info_set_int(info, "verbs_sl", 3);
+        ibmsg_info_set_int(info, "verbs_pkey_index", 0);
+        ibmsg_info_set_int(info, "verbs_traffic_class", 104); // DSCP 26
+        ibmsg_info_set_int(info, "verbs_flow_label", 0x12345);
+        ibmsg_info_set_int(info, "verbs_hop_limit", 9);
+        ibmsg_info_set_int(info, "verbs_mtu", 1500); // rounds down to 1024
+        ibmsg_info_set_int(info, "verbs_timeout", 16);
+        ibmsg_info_set_int(info, "verbs_rnr_retry", 5);
+        ibmsg_info_set_int(info, "verbs_min_rnr_timer", 14);
+    });
+    if (::testing::Test::IsSkipped() || ::testing::Test::HasFatalFailure()) {
+        return;
+    }
+    const bool rxe = verbs_dev_info(ctx->dev)->vendor_id == 0xffffffu;
+    const uint8_t port_mtu = verbs_dev_info(ctx->dev)->active_mtu;
+    const bool roce = verbs_dev_info(ctx->dev)->link_layer == VERBS_LINK_ETHERNET;
+    for (ibmsg_ep_t ep : {a, b}) {
+        verbs_qp_attr_t q;
+        ASSERT_EQ(verbs_qp_query(ep->qp, &q), IBMSG_OK);
+        EXPECT_EQ(q.state, 3u) << "RTS";
+        // rxe keeps only the GRH and the port of an address (rxe_av_from_attr): no SL to read
+        // back, and none to use on RoCE v2 either.
+        EXPECT_EQ(q.sl, rxe ? 0u : 3u);
+        EXPECT_EQ(q.pkey_index, 0u);
+        EXPECT_EQ(q.traffic_class, 104u);
+        EXPECT_EQ(q.flow_label, 0x12345u);
+        // On RoCE the kernel sets the hop limit from the IP route (ib_resolve_eth_dmac): the
+        // TTL, 64 by default.
+        EXPECT_EQ(q.hop_limit, roce ? 64u : 9u);
+        EXPECT_EQ(q.path_mtu, 3u) << "1024 bytes";
+        EXPECT_EQ(q.timeout, 16u);
+        EXPECT_EQ(q.retry_cnt, rxe ? 6u : 7u);
+        EXPECT_EQ(q.rnr_retry, 5u);
+        EXPECT_EQ(q.min_rnr_timer, 14u);
+    }
+    char out[8] = "fabric", in[8] = {};
+    ibmsg_request_t r;
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, b, in, sizeof(in), 1, IBMSG_TAG_MASK_EXACT, &r), IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_send(a, out, sizeof(out), 1), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&r, nullptr), IBMSG_OK);
+    EXPECT_STREQ(in, out);
+    ASSERT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
+
+    // Defaults, and an explicit retry count, which is taken as it is even on Soft-RoCE.
+    core_test::open_pair(&ctx, &a, &b,
+                         [](ibmsg_info_t info) { ibmsg_info_set_int(info, "verbs_retry_cnt", 5); });
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
+    verbs_qp_attr_t q;
+    ASSERT_EQ(verbs_qp_query(a->qp, &q), IBMSG_OK);
+    EXPECT_EQ(q.retry_cnt, 5u);
+    EXPECT_EQ(q.sl, 0u);
+    EXPECT_EQ(q.traffic_class, 0u);
+    EXPECT_EQ(q.flow_label, 0u);
+    EXPECT_EQ(q.hop_limit, 64u);
+    EXPECT_EQ(q.path_mtu, port_mtu);
+    EXPECT_EQ(q.timeout, 14u);
+    ASSERT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
 }
 
 TEST_F(MsgTest, ControlVariablesAreFixedWhileAContextLives)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "core_fixture.h"
 #include "ibmsg/ibmsg.h"
 #include "ibmsg/rma.h"
+#include "verbs/fault.h"
 
 namespace
 {
@@ -248,6 +250,91 @@ TEST_F(RmaTest, ManyGetsInFlight)
     const core_test::DevCaps caps = core_test::device_caps(cattr.device);
     ASSERT_TRUE(caps.found) << cattr.device;
     EXPECT_EQ(attr.max_rd_atomic, std::min({16u, caps.init_rd_atom, caps.rd_atom}));
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 0u); // nothing was posted behind the READs
+}
+
+// A get then a put to the same bytes: the get returns the old bytes, because the put's WRITE
+// is fenced behind the get's READ (IB lets a WRITE pass an earlier READ). Exactly the first
+// WRITE or SEND behind READs in flight carries the fence; those after it queue behind it, and
+// nothing is fenced once the READs are known complete.
+TEST_F(RmaTest, GetThenPutOrSendIsFenced)
+{
+    const size_t s = 1u << 20;
+    uint8_t *got = local.data(), *fresh = local.data() + s;
+    fill(remote.data(), s, 21);
+    fill(fresh, s, 22);
+    ibmsg_request_t g, p, snd, rcv;
+    char msg[16] = "after the put", in[16] = {};
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, b, in, sizeof(in), 5, ~0ull, &rcv), IBMSG_OK);
+    ASSERT_EQ(ibmsg_get(a, got, s, lmem, rbase, rkey, &g), IBMSG_OK);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 0u);
+    ASSERT_EQ(ibmsg_put(a, fresh, s, lmem, rbase, rkey, &p), IBMSG_OK);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 1u);
+    ASSERT_EQ(ibmsg_tag_isend(a, msg, sizeof(msg), 5, &snd), IBMSG_OK);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 1u); // behind the fenced put
+    ASSERT_EQ(ibmsg_request_wait(&g, nullptr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&p, nullptr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&snd, nullptr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&rcv, nullptr), IBMSG_OK);
+    EXPECT_EQ(first_bad(got, s, 21), s) << "the get saw the later put";
+    EXPECT_EQ(first_bad(remote.data(), s, 22), s);
+    EXPECT_STREQ(in, msg);
+
+    // The get is complete: a put now needs no fence.
+    ASSERT_EQ(ibmsg_put(a, fresh, s, lmem, rbase, rkey, &p), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&p, nullptr), IBMSG_OK);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 1u);
+
+    // Implicit gets, then a message: the message is fenced (the peer may act on it).
+    fill(remote.data(), s, 23);
+    for (int i = 0; i < 3; i++) {
+        ASSERT_EQ(ibmsg_get(a, got + i * 4096, 4096, lmem, rbase + i * 4096, rkey, nullptr),
+                  IBMSG_OK);
+    }
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, b, in, sizeof(in), 6, ~0ull, &rcv), IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_isend(a, msg, sizeof(msg), 6, &snd), IBMSG_OK);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 2u);
+    ASSERT_EQ(ibmsg_request_wait(&snd, nullptr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&rcv, nullptr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_ep_flush_wait(a), IBMSG_OK);
+    EXPECT_EQ(first_bad(got, 3 * 4096, 23), 3 * 4096u);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 2u);
+}
+
+// A work request the device refuses at its post (EINVAL, EOPNOTSUPP: a length or an opcode it
+// does not take) is that operation's local error: the request completes with it, nothing else
+// is lost, the endpoint stays connected and the next operations succeed.
+TEST_F(RmaTest, RefusedPostIsALocalError)
+{
+    const size_t s = 65536;
+    fill(local.data(), s, 31);
+    verbs_faults.post_kinds = VERBS_FAULT_WRITE;
+    verbs_faults.post_errno = EINVAL;
+    verbs_faults.post_count = 1;
+    ibmsg_request_t p, g;
+    ASSERT_EQ(ibmsg_put(a, local.data(), s, lmem, rbase, rkey, &p), IBMSG_OK);
+    EXPECT_EQ(ibmsg_request_wait(&p, nullptr), IBMSG_ERR_INVALID);
+    verbs_faults.post_kinds = VERBS_FAULT_READ;
+    verbs_faults.post_errno = EOPNOTSUPP;
+    verbs_faults.post_count = 1;
+    ASSERT_EQ(ibmsg_get(a, local.data() + s, s, lmem, rbase, rkey, &g), IBMSG_OK);
+    EXPECT_EQ(ibmsg_request_wait(&g, nullptr), IBMSG_ERR_NOT_SUPPORTED);
+    const uint32_t refused = verbs_faults.post_refused;
+    verbs_faults = verbs_faults_t{};
+    EXPECT_EQ(refused, 2u);
+    EXPECT_EQ(ibmsg_ep_status(a), IBMSG_OK);
+    EXPECT_TRUE(std::all_of(remote.begin(), remote.begin() + s, [](uint8_t v) { return v == 0; }))
+        << "the refused put wrote nothing";
+
+    ASSERT_EQ(ibmsg_put(a, local.data(), s, lmem, rbase, rkey, &p), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&p, nullptr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_get(a, local.data() + s, s, lmem, rbase, rkey, &g), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&g, nullptr), IBMSG_OK);
+    EXPECT_EQ(first_bad(remote.data(), s, 31), s);
+    EXPECT_EQ(first_bad(local.data() + s, s, 31), s);
+    EXPECT_EQ(cnt(CNT_CORE_EP_FAILURES), 0u);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_PUT_OPS), 2u);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_GET_OPS), 2u);
 }
 
 // Outside the key's range: refused locally, exact error, nothing posted, no operation counted.

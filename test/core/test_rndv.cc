@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +22,8 @@
 #include "counters/shards/shard.h"
 #include "core_fixture.h"
 #include "ibmsg/ibmsg.h"
+#include "ibmsg/rma.h"
+#include "verbs/fault.h"
 
 namespace
 {
@@ -207,6 +210,146 @@ TEST_F(RndvTest, ReadsInFlightStayWithinTheQpLimit)
     EXPECT_EQ(high, uint64_t(std::min(want, b->sq_depth))) << "READs are pipelined to the limit";
     printf("READs in flight at most %llu (QP max_rd_atomic %u, send queue %u)\n",
            (unsigned long long)high, b->rndv.reads_max, b->sq_depth);
+}
+
+// Waits for two requests of two contexts, progressing both (each test progresses its own).
+static void wait_both(ibmsg_request_t *r1, ibmsg_request_t *r2)
+{
+    int d1 = 0, d2 = 0;
+    while (!d1 || !d2) {
+        if (!d1) {
+            ASSERT_EQ(ibmsg_request_test(r1, &d1, nullptr), IBMSG_OK);
+        }
+        if (!d2) {
+            ASSERT_EQ(ibmsg_request_test(r2, &d2, nullptr), IBMSG_OK);
+        }
+    }
+}
+
+// A peer whose device serves fewer READs at once (verbs_max_rd_atomic 1 on one side stands for
+// a device with max_qp_rd_atom 1): the depths travel in the address blobs, both queue pairs use
+// the smaller one in each direction (ibv_query_qp), and rendezvous both ways and gets work with
+// never more than one READ in flight. Without the exchange the other side would post 16 and the
+// responder would answer with an invalid-request error.
+TEST(RndvReadDepth, NegotiatedWithThePeer)
+{
+    ibmsg_context_t big = IBMSG_CONTEXT_NULL, small = IBMSG_CONTEXT_NULL;
+    int ret = open_context(&big, {{"core_rndv_chunk", "4096"}});
+    if (ret == IBMSG_ERR_NO_DEVICE) {
+        GTEST_SKIP() << core_test::kSkip;
+    }
+    ASSERT_EQ(ret, IBMSG_OK);
+    EXPECT_EQ(open_context(&small, {{"verbs_max_rd_atomic", "0"}}), IBMSG_ERR_OUT_OF_RANGE);
+    EXPECT_EQ(open_context(&small, {{"verbs_max_rd_atomic", "17"}}), IBMSG_ERR_OUT_OF_RANGE);
+    ASSERT_EQ(open_context(&small, {{"core_rndv_chunk", "4096"}, {"verbs_max_rd_atomic", "1"}}),
+              IBMSG_OK);
+    const verbs_dev_info_t *info = verbs_dev_info(big->dev);
+    ibmsg_ep_t a, b, c, d;
+    ASSERT_EQ(ibmsg_ep_create(big, &a), IBMSG_OK);
+    ASSERT_EQ(ibmsg_ep_create(small, &b), IBMSG_OK);
+    ASSERT_EQ(ibmsg_ep_create(big, &c), IBMSG_OK);
+    ASSERT_EQ(ibmsg_ep_create(big, &d), IBMSG_OK);
+    ASSERT_EQ(core_test::connect_pair(a, b), IBMSG_OK);
+    ASSERT_EQ(core_test::connect_pair(c, d), IBMSG_OK);
+
+    verbs_qp_attr_t qa, qb, qc;
+    ASSERT_EQ(verbs_qp_query(a->qp, &qa), IBMSG_OK);
+    ASSERT_EQ(verbs_qp_query(b->qp, &qb), IBMSG_OK);
+    ASSERT_EQ(verbs_qp_query(c->qp, &qc), IBMSG_OK);
+    EXPECT_EQ(qa.max_rd_atomic, 1u);
+    EXPECT_EQ(qa.max_dest_rd_atomic, 1u);
+    EXPECT_EQ(qb.max_rd_atomic, 1u);
+    EXPECT_EQ(qb.max_dest_rd_atomic, 1u);
+    // Two uncapped ends: the device's limits, at most 16.
+    EXPECT_EQ(qc.max_rd_atomic, std::min(16u, info->max_init_rd_atom));
+    EXPECT_EQ(qc.max_dest_rd_atomic, std::min(16u, info->max_rd_atom));
+    EXPECT_EQ(a->rndv.reads_max, 1u);
+    EXPECT_EQ(b->rndv.reads_max, 1u);
+    ibmsg_rma_attr_t ra;
+    ASSERT_EQ(ibmsg_rma_query(a, &ra), IBMSG_OK);
+    EXPECT_EQ(ra.max_rd_atomic, 1u);
+
+    // 1 MiB each way in 4 KiB READs.
+    std::vector<uint8_t> out(kMiB), in(kMiB);
+    for (int dir = 0; dir < 2; dir++) {
+        ibmsg_ep_t from = dir == 0 ? a : b, to = dir == 0 ? b : a;
+        fill(out.data(), kMiB, 40 + dir);
+        std::fill(in.begin(), in.end(), 0);
+        ibmsg_request_t rreq, sreq;
+        ASSERT_EQ(ibmsg_tag_irecv(to->ctx, to, in.data(), kMiB, 4, IBMSG_TAG_MASK_EXACT, &rreq),
+                  IBMSG_OK);
+        ASSERT_EQ(ibmsg_tag_isend(from, out.data(), kMiB, 4, &sreq), IBMSG_OK);
+        wait_both(&rreq, &sreq);
+        ASSERT_EQ(first_bad(in.data(), kMiB, 40 + dir), kMiB) << "direction " << dir;
+    }
+    for (ibmsg_context_t x : {big, small}) {
+        EXPECT_EQ(cnt_read(x->cnt, CNT_CORE_RNDV_READS_POSTED, CNT_READ_VALUE), 256u);
+        EXPECT_EQ(cnt_read(x->cnt, CNT_CORE_RNDV_READS_OUTSTANDING, CNT_READ_HIGH), 1u);
+        EXPECT_EQ(cnt_read(x->cnt, CNT_VERBS_WC_ERRORS, CNT_READ_VALUE), 0u);
+    }
+
+    // Gets by the uncapped side from the capped one: 64 in flight, the device queues them.
+    ibmsg_mem_t rmem, lmem;
+    ASSERT_EQ(ibmsg_mem_map(small, out.data(), kMiB, IBMSG_MEM_REMOTE_READ, &rmem), IBMSG_OK);
+    ASSERT_EQ(ibmsg_mem_map(big, in.data(), kMiB, 0, &lmem), IBMSG_OK);
+    uint8_t blob[IBMSG_RKEY_BLOB_SIZE];
+    size_t blen = sizeof(blob);
+    ibmsg_rkey_t rkey;
+    ASSERT_EQ(ibmsg_mem_rkey_pack(rmem, blob, &blen), IBMSG_OK);
+    ASSERT_EQ(ibmsg_rkey_unpack(a, blob, blen, &rkey), IBMSG_OK);
+    fill(out.data(), kMiB, 42);
+    std::vector<ibmsg_request_t> gets(64);
+    const size_t g = kMiB / gets.size();
+    for (size_t i = 0; i < gets.size(); i++) {
+        ASSERT_EQ(
+            ibmsg_get(a, in.data() + i * g, g, lmem, uintptr_t(out.data()) + i * g, rkey, &gets[i]),
+            IBMSG_OK);
+    }
+    for (auto &r : gets) {
+        ASSERT_EQ(ibmsg_request_wait(&r, nullptr), IBMSG_OK);
+    }
+    EXPECT_EQ(first_bad(in.data(), kMiB, 42), kMiB);
+    EXPECT_EQ(ibmsg_ep_status(a), IBMSG_OK);
+    EXPECT_EQ(ibmsg_rkey_destroy(rkey), IBMSG_OK);
+    EXPECT_EQ(ibmsg_mem_unmap(rmem), IBMSG_OK);
+    EXPECT_EQ(ibmsg_mem_unmap(lmem), IBMSG_OK);
+    EXPECT_EQ(ibmsg_context_destroy(small), IBMSG_OK);
+    EXPECT_EQ(ibmsg_context_destroy(big), IBMSG_OK);
+}
+
+// A message above core_rndv_window_max (what one bind covers: mlx5 refuses a window above
+// 2 GiB at its post, and the connection went with it) goes with a registration of exactly its
+// bytes; one up to it with a window; the bytes arrive either way. And a bind the device refuses
+// at its post is that message's affair alone: it too goes with a registration.
+TEST_F(RndvTest, MessagesAboveTheWindowMaxOrWithARefusedBindRegister)
+{
+    open({{"core_rndv_window_max", "65536"}});
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    if (!a->rndv.windows) {
+        GTEST_SKIP() << "the device has no type 2B memory windows";
+    }
+    std::vector<uint8_t> out(kMiB), in(kMiB);
+    transfer(a, b, out.data(), kMiB, in.data(), kMiB, 1);
+    transfer(a, b, out.data(), 65536, in.data(), kMiB, 2);
+    transfer(a, b, out.data(), 65537, in.data(), kMiB, 3);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_WINDOWS_BOUND), 1u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REGISTERED_SENDS), 2u);
+
+    verbs_faults.post_kinds = VERBS_FAULT_BIND;
+    verbs_faults.post_errno = EOPNOTSUPP;
+    verbs_faults.post_count = 1;
+    transfer(a, b, out.data(), 32768, in.data(), kMiB, 4); // refused bind: registered
+    transfer(a, b, out.data(), 32768, in.data(), kMiB, 5); // a window again
+    const uint32_t refused = verbs_faults.post_refused;
+    verbs_faults = verbs_faults_t{};
+    EXPECT_EQ(refused, 1u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_WINDOWS_BOUND), 2u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REGISTERED_SENDS), 3u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_MSGS_SENT), 5u);
+    EXPECT_EQ(cnt(CNT_CORE_EP_FAILURES), 0u);
+    EXPECT_EQ(ibmsg_ep_status(a), IBMSG_OK);
 }
 
 TEST_F(RndvTest, TruncationReadsOnlyWhatFits)

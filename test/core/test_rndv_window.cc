@@ -8,12 +8,15 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "core/core.h"
 #include "core/rkey.h"
 #include "core_fixture.h"
 #include "ibmsg/ibmsg.h"
+#include "util/log.h"
+#include "verbs/fault.h"
 
 namespace
 {
@@ -24,6 +27,8 @@ struct WindowTest : core_test::PairTest {
     size_t len = 0;
     ibmsg_mem_t lmem = IBMSG_MEM_NULL;
     ibmsg_request_t sreq = IBMSG_REQUEST_NULL;
+
+    bool need_windows = true; // skip where the device has none (the fault tests need none)
 
     void open(const char *windows = "1")
     {
@@ -36,7 +41,7 @@ struct WindowTest : core_test::PairTest {
 #if !IBMSG_HAVE_CORE_COUNTERS
         GTEST_SKIP() << "counters compiled out (IBMSG_CORE_COUNTERS=OFF)";
 #endif
-        if (windows[0] == '1') {
+        if (need_windows && windows[0] == '1') {
             // Whether windows exist is the device's answer (libibverbs), not the library's.
             ibmsg_context_attr_t attr;
             ASSERT_EQ(ibmsg_context_query(ctx, &attr), IBMSG_OK);
@@ -56,6 +61,9 @@ struct WindowTest : core_test::PairTest {
     }
     void TearDown() override
     {
+        verbs_faults = verbs_faults_t{};
+        util_log_set_sink(nullptr, nullptr, nullptr, nullptr);
+        util_log_level = UTIL_LOG_WARN;
         if (lmem != IBMSG_MEM_NULL) {
             EXPECT_EQ(ibmsg_mem_unmap(lmem), IBMSG_OK);
         }
@@ -108,6 +116,40 @@ struct WindowTest : core_test::PairTest {
         return ret;
     }
 };
+
+// Log lines at info and above, kept for a test to look for.
+std::vector<std::string> logged;
+
+void keep_log(util_log_level_t, const char *, int, const char *message, void *)
+{
+    logged.emplace_back(message);
+}
+
+void capture_log()
+{
+    logged.clear();
+    util_log_level = UTIL_LOG_INFO;
+    util_log_set_sink(keep_log, nullptr, nullptr, nullptr);
+}
+
+size_t logged_with(const char *text)
+{
+    return size_t(std::count_if(logged.begin(), logged.end(), [text](const std::string &m) {
+        return m.find(text) != std::string::npos;
+    }));
+}
+
+// Whether the test device advertises type 2B windows that can be allocated.
+bool device_has_windows()
+{
+    ibmsg_context_t c;
+    if (core_test::open_context(&c) != IBMSG_OK) {
+        return false;
+    }
+    bool has = verbs_dev_info(c->dev)->mw_type2 != 0;
+    ibmsg_context_destroy(c);
+    return has;
+}
 
 } // namespace
 
@@ -233,4 +275,74 @@ TEST_F(WindowTest, RtsWithABadKeyFailsTheReceive)
     EXPECT_EQ(cnt(CNT_CORE_RNDV_BYTES_RECVD), 0u);
     EXPECT_GE(cnt(CNT_VERBS_WC_ERRORS), 1u);
     EXPECT_EQ(std::count(in.begin(), in.end(), 0), ptrdiff_t(in.size())) << "nothing delivered";
+}
+
+// A device that advertises type 2B windows while its provider cannot allocate one (bnxt_re and
+// hns: ibv_alloc_mw fails with EOPNOTSUPP): the probe at context creation finds out (logged at
+// info), and every rendezvous goes with a registration of exactly its bytes (counted).
+TEST_F(WindowTest, WindowsThatCannotBeAllocatedAtCreationFallBack)
+{
+    CORE_TEST_SKIP_WITHOUT_DEVICE();
+    if (!device_has_windows()) {
+        GTEST_SKIP() << "the device has no type 2B memory windows to lose";
+    }
+    need_windows = false;
+    verbs_faults.mw_alloc_errno = EOPNOTSUPP;
+    capture_log();
+    open();
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    EXPECT_EQ(verbs_dev_info(ctx->dev)->mw_type2, 0);
+    EXPECT_EQ(a->rndv.windows, 0);
+    EXPECT_EQ(logged_with("ibv_alloc_mw fails (operation not supported)"), 1u);
+    for (uint64_t tag = 1; tag <= 3; tag++) {
+        send_outstanding(tag);
+        EXPECT_EQ(sreq->rndv.win, nullptr);
+        EXPECT_EQ(sreq->rndv.rkey, sreq->rndv.reg->rkey);
+        EXPECT_EQ(sreq->rndv.reg->start, uintptr_t(msg));
+        EXPECT_EQ(sreq->rndv.reg->end, uintptr_t(msg) + len);
+        receive(tag);
+    }
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_WINDOWS_BOUND), 0u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REGISTERED_SENDS), 3u);
+    EXPECT_EQ(ibmsg_ep_status(a), IBMSG_OK);
+}
+
+// The same found only at run time (the first window an endpoint allocates fails with
+// EOPNOTSUPP): that send goes with a registration, the endpoint stops trying windows (one
+// warning), the other endpoint is unaffected until it finds out the same, and nothing fails.
+TEST_F(WindowTest, WindowsThatCannotBeAllocatedAtRunTimeFallBack)
+{
+    open();
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    capture_log();
+    verbs_faults.mw_alloc_errno = EOPNOTSUPP;
+    for (uint64_t tag = 1; tag <= 2; tag++) {
+        send_outstanding(tag);
+        EXPECT_EQ(sreq->rndv.win, nullptr);
+        EXPECT_EQ(sreq->rndv.rkey, sreq->rndv.reg->rkey);
+        receive(tag);
+    }
+    EXPECT_EQ(a->rndv.windows, 0);
+    EXPECT_EQ(b->rndv.windows, 1);
+    EXPECT_EQ(logged_with("memory windows not supported after all"), 1u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REGISTERED_SENDS), 2u);
+    // b's first window works once the device does: a window for b, still none for a.
+    verbs_faults.mw_alloc_errno = 0;
+    ibmsg_request_t s2, r2;
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, a, in.data(), len, 9, IBMSG_TAG_MASK_EXACT, &r2), IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_isend(b, msg, len, 9, &s2), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&r2, nullptr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&s2, nullptr), IBMSG_OK);
+    ASSERT_EQ(memcmp(in.data(), msg, len), 0);
+    send_outstanding(3);
+    EXPECT_EQ(sreq->rndv.win, nullptr);
+    receive(3);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_WINDOWS_BOUND), 1u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REGISTERED_SENDS), 3u);
+    EXPECT_EQ(ibmsg_ep_status(a), IBMSG_OK);
+    EXPECT_EQ(ibmsg_ep_status(b), IBMSG_OK);
 }

@@ -19,15 +19,18 @@ def verbs_addr(qpn=0x11, psn=0x123456, lid=0, mtu=5, link=2, gid=b"\0" * 10 + b"
     return bytes([1, 0]) + struct.pack(">HIIHBB", 32, qpn, psn, lid, mtu, link) + gid
 
 
-def ep_addr(credits=64, limit=8192, **kw):
-    return bytes([2, 0, 0, 44]) + struct.pack(">II", credits, limit) + verbs_addr(**kw)
+def ep_addr(credits=64, limit=8192, resp=16, init=16, **kw):
+    return (bytes([4, 0, 0, 48]) + struct.pack(">II", credits, limit) + bytes([resp, init, 0, 0])
+            + verbs_addr(**kw))
 
 
 write("fuzz_ep_addr", "roce", ep_addr())
 write("fuzz_ep_addr", "ib", ep_addr(lid=7, link=1, gid=b"\0" * 16))
 write("fuzz_ep_addr", "bad_credits", ep_addr(credits=1))
+write("fuzz_ep_addr", "read_depths", ep_addr(resp=1, init=2))
+write("fuzz_ep_addr", "bad_read_depth", ep_addr(resp=0))
 write("fuzz_ep_addr", "verbs_only", verbs_addr())
-write("fuzz_ep_addr", "truncated", ep_addr()[:40])
+write("fuzz_ep_addr", "truncated", ep_addr()[:44])
 
 
 def rkey(access=3, key=0x1234, base=0x7F0000001000, length=1 << 20):

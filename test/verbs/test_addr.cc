@@ -1,11 +1,16 @@
 // Address blobs: round trip, and every way a blob from the wire can be wrong.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <cerrno>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "ibmsg/status.h"
 #include "verbs/addr.h"
+#include "verbs/device.h"
 
 namespace
 {
@@ -125,4 +130,25 @@ TEST(VerbsAddr, MtuBytes)
     EXPECT_EQ(verbs_mtu_bytes(5), 4096u);
     EXPECT_EQ(verbs_mtu_bytes(0), 0u);
     EXPECT_EQ(verbs_mtu_bytes(6), 0u);
+}
+
+// A registration refused for lack of lockable memory names the limit and ulimit -l; other errors
+// get no hint.
+TEST(MemlockHint, NamesTheLimitAndUlimit)
+{
+    struct rlimit old, low;
+    ASSERT_EQ(getrlimit(RLIMIT_MEMLOCK, &old), 0);
+    low = old;
+    low.rlim_cur = 65536 * 1024;
+    if (old.rlim_max != RLIM_INFINITY && old.rlim_max < low.rlim_cur) {
+        low.rlim_cur = old.rlim_max;
+    }
+    ASSERT_EQ(setrlimit(RLIMIT_MEMLOCK, &low), 0);
+    char buf[256];
+    std::string h = verbs_memlock_hint(ENOMEM, buf, sizeof(buf));
+    EXPECT_NE(h.find("ulimit -l"), std::string::npos) << h;
+    EXPECT_NE(h.find(std::to_string(low.rlim_cur / 1024) + " KiB"), std::string::npos) << h;
+    EXPECT_EQ(std::string(verbs_memlock_hint(EINVAL, buf, sizeof(buf))), "");
+    EXPECT_EQ(verbs_memlock_limit() == UINT64_MAX || verbs_memlock_limit() == low.rlim_cur, true);
+    ASSERT_EQ(setrlimit(RLIMIT_MEMLOCK, &old), 0);
 }

@@ -29,6 +29,9 @@ struct Fake {
     std::map<void *, std::pair<uintptr_t, size_t>> regs;
     std::map<uintptr_t, uint64_t> frames; // page address -> frame (absent: 1000 + page index)
     int fail_reg = 0;
+    size_t lockable = 0; // > 0: bytes registrations may hold in all, NO_MEMORY beyond
+    size_t locked = 0;
+    size_t attempts = 0;
     int pages_status = IBMSG_OK;
     int pagemap_fd = -1; // >= 0: real frames
     size_t regs_made = 0, deregs = 0;
@@ -37,9 +40,14 @@ struct Fake {
                    uint32_t *rkey)
     {
         auto *f = static_cast<Fake *>(arg);
+        f->attempts++;
         if (f->fail_reg != 0) {
             return f->fail_reg;
         }
+        if (f->lockable != 0 && f->locked + len > f->lockable) {
+            return IBMSG_ERR_NO_MEMORY; // as RLIMIT_MEMLOCK refuses a registration
+        }
+        f->locked += len;
         void *h = new int(0);
         f->regs[h] = {addr, len};
         *handle = h;
@@ -51,6 +59,10 @@ struct Fake {
     static void dereg(void *arg, void *handle)
     {
         auto *f = static_cast<Fake *>(arg);
+        auto it = f->regs.find(handle);
+        if (it != f->regs.end()) {
+            f->locked -= it->second.second;
+        }
         EXPECT_EQ(f->regs.erase(handle), 1u) << "deregistered twice or never registered";
         delete static_cast<int *>(handle);
         f->deregs++;
@@ -365,4 +377,34 @@ TEST_F(RegCacheTest, RealPagemapSeesMemoryMappedAgain)
     verbs_rcache_destroy(rc);
     rc = nullptr;
     verbs_pagemap_close(fake.pagemap_fd);
+}
+
+// Out of lockable memory (RLIMIT_MEMLOCK): the unused cached registrations are released and the
+// registration is tried exactly once more; entries in use stay, and with nothing unused to
+// release the error comes back after one attempt.
+TEST_F(RegCacheTest, OutOfLockableMemoryEvictsUnusedAndRetriesOnce)
+{
+    make(8, 1 << 20);
+    fake.lockable = 4 * kPage;
+    verbs_reg_t *held = get(kBase, kPage);
+    for (int i = 1; i <= 3; i++) {
+        verbs_rcache_put(rc, get(kBase + i * 2 * kPage, kPage)); // cached, unused
+    }
+    EXPECT_EQ(fake.locked, 4 * kPage);
+    fake.attempts = 0;
+    verbs_reg_t *big = get(kBase + 16 * kPage, 2 * kPage);
+    ASSERT_NE(big, nullptr);
+    EXPECT_EQ(fake.attempts, 2u) << "one refusal, one retry";
+    EXPECT_EQ(c(CNT_VERBS_REG_CACHE_EVICTIONS), 3u);
+    EXPECT_EQ(fake.locked, 3 * kPage) << "the held page and the new two";
+    // Nothing unused now: a registration that does not fit fails after one attempt.
+    fake.attempts = 0;
+    verbs_reg_t *r = nullptr;
+    EXPECT_EQ(verbs_rcache_get(rc, reinterpret_cast<void *>(kBase + 32 * kPage), 2 * kPage,
+                               VERBS_ACCESS_REMOTE_READ, &r),
+              IBMSG_ERR_NO_MEMORY);
+    EXPECT_EQ(fake.attempts, 1u);
+    EXPECT_EQ(c(CNT_VERBS_REG_CACHE_EVICTIONS), 3u);
+    verbs_rcache_put(rc, big);
+    verbs_rcache_put(rc, held);
 }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The core's RDMA tests as an ordinary user runs them: an unprivileged user (nobody, every
+# capability dropped) with a locked-memory limit of 64 MiB (ulimit -l 65536), where the tests
+# usually run as root (CAP_IPC_LOCK lifts the limit, CAP_SYS_ADMIN shows page frames).
+#
+# Left out, by name: the tests that count registration-cache hits. Without CAP_SYS_ADMIN
+# /proc/self/pagemap hides page frames, so the cache disables itself (verbs/reg_cache.h says
+# why) and every rendezvous registers anew: expected, and checked here by its warning.
+#
+# Usage: unprivileged.sh TEST_CORE_RDMA TEST_CORE_RMA. Exits 77 (skip) unless run as root (to
+# drop privileges) with setpriv and an RDMA device the unprivileged user may open.
+set -euo pipefail
+rdma=$1
+rma=$2
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+    echo "skip: needs root and setpriv to drop to an unprivileged user"
+    exit 77
+fi
+devs=(/dev/infiniband/uverbs*)
+if [ ! -e "${devs[0]}" ]; then
+    echo "skip: no RDMA device (run it through test/vm/run)"
+    exit 77
+fi
+if ! setpriv --reuid=65534 --regid=65534 --clear-groups test -r "${devs[0]}" -a -w "${devs[0]}"; then
+    echo "skip: ${devs[0]} is not open to other users (udev's rule makes it 0666)"
+    exit 77
+fi
+cache_tests=RndvTest.EverySizeBothWaysCountsExactly:RndvTest.CacheHitsOnReuseExactly
+cache_tests+=:RndvTest.CacheEvictsToItsLimit:RndvTest.DestroyWithTransfersInFlight
+cache_tests+=:RndvTest.FreedAndReallocatedBuffersNeverSendStaleData
+cache_tests+=:WindowTest.KeyDiesWithTheTransfer
+cache_tests+=:WindowTest.WithoutWindowsARegistrationPerTransferOfExactlyTheMessage
+log=$(mktemp "${TMPDIR:-/tmp}/unprivileged.XXXXXX")
+trap 'rm -f "$log"' EXIT
+cd "${TMPDIR:-/tmp}"
+ulimit -l 65536 # soft and hard, set as root: the user cannot raise it again
+status=0
+for t in "$rdma --gtest_filter=-$cache_tests" "$rma"; do
+    # shellcheck disable=SC2086 # the command and its filter are two words
+    if ! setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all \
+        -- env IBMSG_LOG_LEVEL=info $t --gtest_brief=1 >>"$log" 2>&1; then
+        status=1
+    fi
+done
+if ! grep -q 'may pin 65536 KiB of registered memory (RLIMIT_MEMLOCK' "$log"; then
+    echo "the locked-memory limit was not reported at start-up"
+    status=1
+fi
+if ! grep -q 'registration cache disabled: page frames cannot be read' "$log"; then
+    echo "expected the registration cache to disable itself (frames hidden from nobody)"
+    status=1
+fi
+[ $status = 0 ] || grep -v '^ibmsg \(info\|warn\|error\)' "$log" | tail -60
+grep -E '^\[  (PASSED|FAILED) |FAILED  \]' "$log" || true
+exit $status
