@@ -345,6 +345,51 @@ IBMSG_API int ibmsg_t_event_get_timestamp(ibmsg_t_event_instance_t event_instanc
                                           long long *event_timestamp);
 IBMSG_API int ibmsg_t_event_get_source(ibmsg_t_event_instance_t event_instance, int *source_index);
 
+/*
+ * Events of the messaging core. Each is bound to the endpoint it concerns (IBMSG_T_BIND_ENDPOINT;
+ * register with obj_handle NULL for every endpoint), stamped by source 0, raised as "Delivery"
+ * above says, and listed with its elements (name: datatype) in order:
+ *
+ *   core_ep_connected   (category connection) the endpoint's queue pair is ready to send:
+ *                       qpn: UNSIGNED, peer_qpn: UNSIGNED, credits: UNSIGNED (the messages the
+ *                       peer's posted receives allow)
+ *   core_ep_failed      (category connection) the endpoint failed: its requests complete with
+ *                       IBMSG_ERR_PEER_FAILED. qpn: UNSIGNED, cause: INT (IBMSG_T_EP_FAIL_*, the
+ *                       enum core_ep_fail_causes). Once per endpoint; not for a destroy.
+ *   core_rndv_started   (category rendezvous) a rendezvous began: the sender posted its RTS, or a
+ *                       receive matched an RTS and begins to pull. tag: UNSIGNED_LONG_LONG,
+ *                       bytes: UNSIGNED_LONG_LONG (the message's length), id: UNSIGNED (the
+ *                       transfer's number on the endpoint), role: INT (0 sender, 1 receiver)
+ *   core_rndv_completed (category rendezvous) that rendezvous ended: the sender got the FIN, or
+ *                       the receiver pulled the data (or failed to) and queued its FIN; also a
+ *                       transfer ended by the endpoint's failure. tag, bytes (the bytes moved: 0
+ *                       when it failed), id, role as above, status: INT (the request's status)
+ *   core_send_stall_begun (category flow_control) a send had to queue because the endpoint could
+ *                       not take it: qpn: UNSIGNED, reason: INT (IBMSG_T_STALL_*, the enum
+ *                       core_send_stall_reasons). Raised by the send that found no send queued.
+ *   core_send_stall_ended (category flow_control) the queue of such sends drained.
+ *                       duration_ns: UNSIGNED_LONG_LONG (since the stall began), qpn: UNSIGNED.
+ *                       Only for a stall whose beginning was raised; an endpoint that fails while
+ *                       stalled reports core_ep_failed instead.
+ */
+enum {
+    IBMSG_T_EP_FAIL_LOCAL = 0,      /* a post to its queue pair failed */
+    IBMSG_T_EP_FAIL_RETRY_EXCEEDED, /* a send or READ went unacknowledged (transport retries) */
+    IBMSG_T_EP_FAIL_KEEPALIVE,      /* the keepalive probe of the silent endpoint went unanswered */
+    IBMSG_T_EP_FAIL_COMPLETION_ERROR, /* another error completion (remote access, RNR retries...) */
+    IBMSG_T_EP_FAIL_GOODBYE,          /* the peer left: its world finalized and said goodbye */
+    IBMSG_T_EP_FAIL_LAUNCHER,         /* the launcher (PMIx) reported the peer's process gone */
+    IBMSG_T_EP_FAIL_CONNECT,          /* on-demand connection timed out or was refused */
+    IBMSG_T_EP_FAIL_FLUSHED,          /* its queue pair was flushed; no completion told why */
+};
+
+enum {
+    IBMSG_T_STALL_CREDITS = 0, /* no credits: the peer has no receive buffer for it */
+    IBMSG_T_STALL_SEND_QUEUE,  /* the send queue is full */
+    IBMSG_T_STALL_RESOURCES,   /* no send buffer, or every rendezvous slot awaits its FIN */
+    IBMSG_T_STALL_CONNECTING,  /* on-demand connection under way */
+};
+
 /* ---- Sources of timestamps (MPI-4) --------------------------------------------------------- */
 
 /**
