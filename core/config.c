@@ -1,5 +1,6 @@
 /* Context settings: control variables and info hints (see config.h). */
 #include "core/config.h"
+#include "core/core_events.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -182,6 +183,7 @@ static void config_register(void)
         "category verbs");
     check_reg(cnt_cvar_register(&dev, &index), "cvar device");
     config_register_fork();
+    core_events_register();
     for (size_t i = 0; i < CONFIG_NINTS; i++) {
         const config_int_desc_t *d = &config_ints[i];
         cnt_cvar_desc_t cv = {

@@ -13,6 +13,7 @@
 
 #include "core/config.h"
 #include "core/core_counters.h"
+#include "core/core_events.h"
 #include "core/credit.h"
 #include "core/ep_addr.h"
 #include "core/failure.h"
@@ -129,6 +130,7 @@ struct ibmsg_ep_s {
     struct ibmsg_ep_s *next, *prev; /* the context's endpoints */
     core_rma_ep_t rma;
     core_ep_keepalive_t ka; /* failure.c */
+    core_ep_events_t ev;    /* core_events.c */
 };
 
 /*

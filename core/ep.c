@@ -261,6 +261,9 @@ int ibmsg_ep_connect(ibmsg_ep_t ep, const void *blob, size_t len)
     core_credit_init(&ep->cr, a.credits, ep->rq_depth);
     ep->peer_limit = UTIL_MIN(a.eager_limit, ep->ctx->eager_limit);
     ep->state = CORE_EP_CONNECTED;
+    if (core_ev_on(core_ev_ep_connected)) {
+        core_ev_ep_connected_raise(ep, a.qp.qpn, a.credits);
+    }
     util_debug("qp 0x%x: connected to qp 0x%x (credits %u, limit %u, READs %u out, %u in)", ep->qpn,
                a.qp.qpn, a.credits, ep->peer_limit, caps.max_rd_atomic, caps.max_dest_rd_atomic);
     return IBMSG_OK;
@@ -311,6 +314,9 @@ int ibmsg_ep_destroy(ibmsg_ep_t ep)
         return IBMSG_ERR_INVALID;
     }
     ctx = ep->ctx;
+    if (ep->ev.fail_due) {
+        core_ev_ep_failed_raise(ep); /* flushed, and no completion told why */
+    }
     core_ep_flush(ep); /* messages reported sent leave, as they would have without holding */
     core_ep_fail(ep, IBMSG_ERR_CANCELED);
     ep->state = CORE_EP_CLOSING;

@@ -82,6 +82,9 @@ void core_ep_fail(ibmsg_ep_t ep, int error)
             /* Flush what is still posted, so its buffers come back before the user destroys ep. */
             core_cnt_inc(ep->cnt, CNT_CORE_EP_FAILURES);
             verbs_qp_to_error(ep->qp);
+            if (core_ev_on(core_ev_ep_failed)) {
+                core_ev_ep_failed_raise(ep);
+            }
         }
     }
     ep_drop_held(ep); /* after the state change: nothing it ends may post again */
@@ -135,9 +138,15 @@ static UTIL_COLD void wc_error(ibmsg_ep_t ep, const verbs_wc_t *wc, const char *
      * all the same, as it may be seen first (the receive CQ is polled first). */
     if (wc->status == VERBS_WC_FLUSH) {
         if (ep->state == CORE_EP_CONNECTED) {
+            ep->ev.fail_cause = IBMSG_T_EP_FAIL_FLUSHED;
             core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
         }
         return;
+    }
+    if (ep->state == CORE_EP_CONNECTED || ep->ev.fail_cause == IBMSG_T_EP_FAIL_FLUSHED) {
+        ep->ev.fail_cause = wc->status != VERBS_WC_RETRY_EXC ? IBMSG_T_EP_FAIL_COMPLETION_ERROR
+                            : ep->ka.probing                 ? IBMSG_T_EP_FAIL_KEEPALIVE
+                                                             : IBMSG_T_EP_FAIL_RETRY_EXCEEDED;
     }
     core_cnt_inc(ep->cnt, CNT_VERBS_WC_ERRORS);
     if (wc->status == VERBS_WC_RNR_RETRY_EXC) {
@@ -149,6 +158,9 @@ static UTIL_COLD void wc_error(ibmsg_ep_t ep, const verbs_wc_t *wc, const char *
                    ep->qpn, what, verbs_wc_status_string(wc->status));
     }
     core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
+    if (ep->ev.fail_due) {
+        core_ev_ep_failed_raise(ep); /* failed by a flush first: now the cause is known */
+    }
 }
 
 /* Keep an arrival no receive matched in the unexpected queue; post a fresh buffer in its place. */
@@ -478,6 +490,9 @@ void core_ep_service(ibmsg_ep_t ep)
         }
         core_mq_list_remove(e);
         core_req_complete(req, IBMSG_OK);
+    }
+    if (core_ev_stall_tracked(ep)) {
+        core_ev_stall_ended_raise(ep);
     }
     if (core_credit_return_due(&ep->cr) && core_credit_can_send_return(&ep->cr) &&
         ep->sq_head - ep->sq_tail < ep->sq_depth) {

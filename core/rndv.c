@@ -191,6 +191,9 @@ static void send_end(ibmsg_ep_t ep, struct ibmsg_request_s *req, int invalidated
     }
     core_rndv_send_drop(ep, req);
     core_req_complete(req, IBMSG_OK);
+    if (core_ev_on(core_ev_rndv_completed)) {
+        core_ev_rndv_raise(&core_ev_rndv_completed, ep, req, 0, req->len, IBMSG_OK);
+    }
     core_ep_mark_dirty(ep); /* a send may wait for the id */
 }
 
@@ -281,6 +284,9 @@ int core_rndv_send(ibmsg_ep_t ep, struct ibmsg_request_s *req)
     core_cnt_inc(ep->cnt, CNT_CORE_RNDV_MSGS_SENT);
     core_cnt_add(ep->cnt, CNT_CORE_RNDV_BYTES_SENT, req->len);
     core_cnt_add(ep->cnt, CNT_CORE_RNDV_REGISTERED_SENDS, (uint64_t)(req->rndv.win == NULL));
+    if (core_ev_on(core_ev_rndv_started)) {
+        core_ev_rndv_raise(&core_ev_rndv_started, ep, req, 0, req->len, IBMSG_OK);
+    }
     return IBMSG_OK;
 }
 
@@ -415,6 +421,10 @@ static void pull_finish(ibmsg_ep_t ep, struct ibmsg_request_s *req)
     }
     req->rndv.active = 0;
     core_req_complete(req, req->rndv.error);
+    if (core_ev_on(core_ev_rndv_completed)) {
+        core_ev_rndv_raise(&core_ev_rndv_completed, ep, req, 1, ok ? req->rndv.want : 0,
+                           req->rndv.error);
+    }
 }
 
 void core_rndv_pull(ibmsg_ep_t ep, struct ibmsg_request_s *req, const core_wire_hdr_t *hdr)
@@ -448,6 +458,9 @@ void core_rndv_pull(ibmsg_ep_t ep, struct ibmsg_request_s *req, const core_wire_
     if (rts->length > req->len) {
         core_cnt_inc(ep->cnt, CNT_CORE_TRUNCATED_MSGS);
         r->error = IBMSG_ERR_TRUNCATED;
+    }
+    if (core_ev_on(core_ev_rndv_started)) {
+        core_ev_rndv_raise(&core_ev_rndv_started, ep, req, 1, rts->length, IBMSG_OK);
     }
     if (r->want > 0) {
         int status =
@@ -569,6 +582,9 @@ void core_rndv_ep_fail(ibmsg_ep_t ep, int error)
             rv->tx[i] = NULL;
             core_rndv_send_drop(ep, req);
             core_req_complete(req, error);
+            if (core_ev_on(core_ev_rndv_completed)) {
+                core_ev_rndv_raise(&core_ev_rndv_completed, ep, req, 0, 0, error);
+            }
         }
     }
     /* Sends whose FIN came: the data was read, so they succeeded; the QP being in error, their

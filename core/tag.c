@@ -58,6 +58,9 @@ int ibmsg_tag_isend(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag,
     } else if (!core_credit_can_send_data(&ep->cr)) {
         core_cnt_inc(ep->cnt, CNT_CORE_CREDIT_STALLS);
     }
+    if (core_ev_stall_watched()) {
+        core_ev_stall_begun_raise(ep);
+    }
     req->state = CORE_REQ_POSTED;
     core_mq_list_push(&ep->pending, &req->mq);
     *req_p = req;

@@ -23,6 +23,7 @@ static void layer_resolve(void)
     mpit_slots_init(&mpit_layer.sessions, sizeof(mpit_session_t));
     mpit_slots_init(&mpit_layer.pvar_handles, sizeof(mpit_pvar_handle_t));
     mpit_slots_init(&mpit_layer.cvar_handles, sizeof(mpit_cvar_handle_t));
+    mpit_slots_init(&mpit_layer.event_regs, mpit_event_reg_size());
     mpit_layer.have_mpi = mpit_mpi_ops_resolve(&mpit_layer.mpi);
     util_debug("mpit: %s", mpit_layer.have_mpi ? "merging with the MPI library's MPI_T"
                                                : "no MPI library: serving ibmsg's variables alone");
@@ -78,6 +79,9 @@ int PMPI_T_finalize(void)
     if (mpit_layer.refcount == 0) {
         pthread_mutex_unlock(&mpit_layer.lock);
         return MPI_T_ERR_NOT_INITIALIZED;
+    }
+    if (mpit_layer.refcount == 1) {
+        mpit_event_regs_cleanup(); /* before the sides forget them */
     }
     if (mpit_layer.have_mpi) {
         rc = mpit_layer.mpi.finalize();
@@ -273,6 +277,66 @@ static int layer_sync_ib_vars(mpit_kind_t kind, int n_ib)
     return rc;
 }
 
+/* The number of items of kind on the MPI side (lock held, have_mpi). */
+static int layer_mpi_num(mpit_kind_t kind, int *n)
+{
+    switch (kind) {
+    case MPIT_KIND_CVAR:
+        return mpit_layer.mpi.cvar_get_num(n);
+    case MPIT_KIND_PVAR:
+        return mpit_layer.mpi.pvar_get_num(n);
+    case MPIT_KIND_CATEGORY:
+        return mpit_layer.mpi.category_get_num(n);
+#if MPIT_HAVE_EVENTS
+    /* An MPI-3 library has no events: nothing on its side. */
+    case MPIT_KIND_EVENT:
+        return mpit_layer.mpi.event_get_num != NULL ? mpit_layer.mpi.event_get_num(n) : MPI_SUCCESS;
+    case MPIT_KIND_SOURCE:
+        return mpit_layer.mpi.source_get_num != NULL ? mpit_layer.mpi.source_get_num(n)
+                                                     : MPI_SUCCESS;
+#endif
+    default:
+        return MPI_SUCCESS;
+    }
+}
+
+/* The number of items of kind on ibmsg's side. */
+static int layer_ib_num(mpit_kind_t kind, int *n)
+{
+    switch (kind) {
+    case MPIT_KIND_CVAR:
+        return ibmsg_t_cvar_get_num(n);
+    case MPIT_KIND_PVAR:
+        return ibmsg_t_pvar_get_num(n);
+    case MPIT_KIND_EVENT:
+        return ibmsg_t_event_get_num(n);
+    case MPIT_KIND_SOURCE:
+        return ibmsg_t_source_get_num(n);
+    default:
+        return ibmsg_t_category_get_num(n);
+    }
+}
+
+/* Publish the view index of every source synced so far, for the callbacks (lock held). */
+static void layer_publish_sources(void)
+{
+    const mpit_index_map_t *map = &mpit_layer.maps[MPIT_KIND_SOURCE];
+    for (int v = 0; v < map->num; v++) {
+        const mpit_index_entry_t *e = &map->entries[v];
+        if (e->native < MPIT_MAX_SOURCES) {
+            __atomic_store_n(&mpit_layer.source_view[e->side][e->native], v + 1, __ATOMIC_RELEASE);
+        }
+    }
+}
+
+int mpit_source_view(mpit_side_t side, int native)
+{
+    if (side < 0 || side >= MPIT_SIDE_LAST || native < 0 || native >= MPIT_MAX_SOURCES) {
+        return -1;
+    }
+    return __atomic_load_n(&mpit_layer.source_view[side][native], __ATOMIC_ACQUIRE) - 1;
+}
+
 int mpit_sync(mpit_kind_t kind)
 {
     int n_mpi = 0;
@@ -280,32 +344,12 @@ int mpit_sync(mpit_kind_t kind)
     int rc;
 
     if (mpit_layer.have_mpi) {
-        switch (kind) {
-        case MPIT_KIND_CVAR:
-            rc = mpit_layer.mpi.cvar_get_num(&n_mpi);
-            break;
-        case MPIT_KIND_PVAR:
-            rc = mpit_layer.mpi.pvar_get_num(&n_mpi);
-            break;
-        default:
-            rc = mpit_layer.mpi.category_get_num(&n_mpi);
-            break;
-        }
+        rc = layer_mpi_num(kind, &n_mpi);
         if (rc != MPI_SUCCESS) {
             return rc;
         }
     }
-    switch (kind) {
-    case MPIT_KIND_CVAR:
-        rc = ibmsg_t_cvar_get_num(&n_ib);
-        break;
-    case MPIT_KIND_PVAR:
-        rc = ibmsg_t_pvar_get_num(&n_ib);
-        break;
-    default:
-        rc = ibmsg_t_category_get_num(&n_ib);
-        break;
-    }
+    rc = layer_ib_num(kind, &n_ib);
     if (rc != IBMSG_OK) {
         return mpit_map_error(rc);
     }
@@ -313,10 +357,15 @@ int mpit_sync(mpit_kind_t kind)
     if (mpit_index_map_sync(&mpit_layer.maps[kind], MPIT_SIDE_MPI, n_mpi) != IBMSG_OK) {
         return MPI_T_ERR_MEMORY;
     }
-    if (kind == MPIT_KIND_CATEGORY) {
-        rc = mpit_index_map_sync(&mpit_layer.maps[kind], MPIT_SIDE_IBMSG, n_ib);
-    } else {
+    if (kind == MPIT_KIND_CVAR || kind == MPIT_KIND_PVAR) {
         rc = layer_sync_ib_vars(kind, n_ib);
+    } else {
+        /* Categories, sources and events as themselves: an ibmsg event type bound to its own
+           objects is shown bound to no object, a registration then takes every object's. */
+        rc = mpit_index_map_sync(&mpit_layer.maps[kind], MPIT_SIDE_IBMSG, n_ib);
+    }
+    if (rc == IBMSG_OK && kind == MPIT_KIND_SOURCE) {
+        layer_publish_sources();
     }
     return rc == IBMSG_OK ? MPI_SUCCESS : mpit_map_error(rc);
 }
@@ -405,6 +454,11 @@ static int layer_ib_native_name(mpit_kind_t kind, int native, char *buf, int *le
     case MPIT_KIND_PVAR:
         return ibmsg_t_pvar_get_info(native, buf, len, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
                                      NULL, NULL, NULL);
+    case MPIT_KIND_EVENT:
+        return ibmsg_t_event_get_info(native, buf, len, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                      NULL, NULL);
+    case MPIT_KIND_SOURCE:
+        return ibmsg_t_source_get_info(native, buf, len, NULL, NULL, NULL, NULL, NULL, NULL);
     default:
         return ibmsg_t_category_get_info(native, buf, len, NULL, NULL, NULL, NULL, NULL);
     }
@@ -622,6 +676,9 @@ int mpit_ib_index(mpit_kind_t kind, const char *view_name, int ib_class)
         break;
     case MPIT_KIND_PVAR:
         rc = ibmsg_t_pvar_get_index(native, ib_class, &index);
+        break;
+    case MPIT_KIND_EVENT:
+        rc = ibmsg_t_event_get_index(native, &index);
         break;
     default:
         rc = ibmsg_t_category_get_index(native, &index);

@@ -34,8 +34,13 @@ typedef enum mpit_kind {
     MPIT_KIND_CVAR = 0,
     MPIT_KIND_PVAR,
     MPIT_KIND_CATEGORY,
+    MPIT_KIND_EVENT,  /* MPI-4 event types */
+    MPIT_KIND_SOURCE, /* MPI-4 timestamp sources */
     MPIT_KIND_LAST,
 } mpit_kind_t;
+
+/* Sources whose view index event callbacks can find without the lock (per side). */
+#define MPIT_MAX_SOURCES 256
 
 typedef struct mpit_pvar_handle mpit_pvar_handle_t;
 
@@ -91,6 +96,9 @@ typedef struct mpit_layer {
     mpit_slots_t sessions;
     mpit_slots_t pvar_handles;
     mpit_slots_t cvar_handles;
+    mpit_slots_t event_regs;                           /* event.c */
+    struct mpit_event_reg *event_dead;                 /* atomic: freed registrations to reap */
+    int source_view[MPIT_SIDE_LAST][MPIT_MAX_SOURCES]; /* atomic: view index + 1, 0 unknown */
     int ports_resolved; /* ports listed (once: ibmsg discovers them once per process) */
     int num_ports;
     mpit_port_t *ports;
@@ -165,5 +173,14 @@ int mpit_view_index(mpit_kind_t kind, const char *name, int *index);
 
 /** MPICH: make our MPI_T_PVAR_ALL_HANDLES object look like libmpich's (see all_handles.c). */
 void mpit_all_handles_adopt(void);
+
+/** Bytes of an event registration entry (event.c). */
+size_t mpit_event_reg_size(void);
+
+/** The view index of a side's source, without the lock; -1 when not synced yet. */
+int mpit_source_view(mpit_side_t side, int native);
+
+/** The last finalize: release the event registrations the tool left (lock held). */
+void mpit_event_regs_cleanup(void);
 
 #endif

@@ -13,6 +13,7 @@
 
 UTIL_STATIC_ASSERT((int)VERBS_WC_SUCCESS == (int)IBV_WC_SUCCESS &&
                        (int)VERBS_WC_FLUSH == (int)IBV_WC_WR_FLUSH_ERR &&
+                       (int)VERBS_WC_RETRY_EXC == (int)IBV_WC_RETRY_EXC_ERR &&
                        (int)VERBS_WC_RNR_RETRY_EXC == (int)IBV_WC_RNR_RETRY_EXC_ERR,
                    "completion statuses match libibverbs");
 

@@ -37,6 +37,7 @@ enum {
     VERBS_WC_SUCCESS = 0,
     VERBS_WC_FLUSH = 5,           /* flushed: the QP went to the error state */
     VERBS_WC_REM_ACCESS_ERR = 10, /* the peer refused an RDMA access (rkey, bounds, rights) */
+    VERBS_WC_RETRY_EXC = 12,      /* no acknowledgement: transport retries exhausted */
     VERBS_WC_RNR_RETRY_EXC = 13,  /* the peer had no receive posted, retries exhausted */
 };
 

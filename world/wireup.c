@@ -286,7 +286,8 @@ static int ep_new(world_wireup_t *wu, uint32_t r)
     return IBMSG_OK;
 }
 
-static void peer_fail(world_wireup_t *wu, uint32_t r, const char *why)
+/* cause: IBMSG_T_EP_FAIL_* for the endpoint's core_ep_failed event (a goodbye overrides it). */
+static void peer_fail(world_wireup_t *wu, uint32_t r, int cause, const char *why)
 {
     wu_peer_t *p = &wu->peers[r];
     int left = wu->dead[r] == 2; /* said goodbye: an orderly exit, not worth a warning */
@@ -301,6 +302,7 @@ static void peer_fail(world_wireup_t *wu, uint32_t r, const char *why)
         } else {
             util_warn("world: endpoint to rank %u failed: %s", r, why);
         }
+        wu->eps[r]->ev.fail_cause = (uint8_t)(left ? IBMSG_T_EP_FAIL_GOODBYE : cause);
         core_ep_fail(wu->eps[r], IBMSG_ERR_PEER_FAILED);
     }
     world_cnt.peers_failed += !left;
@@ -441,7 +443,7 @@ static void on_rep(world_wireup_t *wu, uint32_t r, uint32_t nonce, const uint8_t
     pending_remove(wu, r);
     if (wireup_connect(wu, r, blob, len) != IBMSG_OK) {
         reject("malformed endpoint address", r, WU_REP);
-        peer_fail(wu, r, "its endpoint address was refused");
+        peer_fail(wu, r, IBMSG_T_EP_FAIL_CONNECT, "its endpoint address was refused");
         return;
     }
     p->state = WU_CONNECTED;
@@ -529,7 +531,8 @@ static UTIL_COLD void wireup_timers(world_wireup_t *wu)
 
         if (now >= p->retry_ns) {
             if (now - p->started_ns > wu->timeout_ns) {
-                peer_fail(wu, r, "no answer to its connect request (world_connect_timeout_ms)");
+                peer_fail(wu, r, IBMSG_T_EP_FAIL_CONNECT,
+                          "no answer to its connect request (world_connect_timeout_ms)");
             } else {
                 world_cnt.connect_retries++;
                 wu_send(wu, r, p->state == WU_REQ_SENT ? WU_REQ : WU_REP);
@@ -547,7 +550,7 @@ static UTIL_COLD void wireup_reap_dead(world_wireup_t *wu)
     for (uint32_t r = 0; r < wu->size; r++) {
         if (atomic_load_explicit(&wu->dead[r], memory_order_acquire) != 0 &&
             wu->peers[r].state != WU_FAILED) {
-            peer_fail(wu, r, "the launcher reports the process gone");
+            peer_fail(wu, r, IBMSG_T_EP_FAIL_LAUNCHER, "the launcher reports the process gone");
         }
     }
 }

@@ -140,6 +140,98 @@ int cnt_cvar_register(const cnt_cvar_desc_t *desc, int *cvar_index);
  */
 int cnt_cvar_set_string(int cvar_index, const char *value);
 
+/* ---- Events (MPI-4 events: ibmsg_t_event_* of tool.h) --------------------------------------- */
+
+/* Elements and bytes of one event type; timestamp sources (a registration counts drops per
+   source); instances a busy source queues before it drops. */
+#define CNT_EVENT_MAX_ELEMENTS 8
+#define CNT_EVENT_MAX_BYTES    64
+#define CNT_EVENT_MAX_SOURCES  16
+#define CNT_EVENT_RING         256
+
+/*
+ * An event type as its raise sites see it: a static object of the layer that raises it, given to
+ * cnt_event_register. listeners is the number of registrations (ibmsg_t_event_handle_alloc) of
+ * the type now; a raise site tests it inline (cnt_event_listening), so an event nobody listens to
+ * costs one load and one predictable branch, and the instance is built out of line.
+ */
+typedef struct cnt_event {
+    int listeners; /* atomic; written by the registry under its lock */
+    int index;     /* the event index once registered, else -1 (CNT_EVENT_INIT) */
+} cnt_event_t;
+
+#define CNT_EVENT_INIT \
+    {                  \
+        0, -1          \
+    }
+
+/*
+ * An event type. Its elements are laid out as a C struct of datatypes[0..num_elements) in that
+ * order (each at its natural alignment; ibmsg_t_event_get_info gives the displacements), at most
+ * CNT_EVENT_MAX_BYTES; the raiser passes such a struct. enumtype (or IBMSG_T_ENUM_NULL) describes
+ * the elements of type IBMSG_T_INT. source is the index of the timestamp source that stamps and
+ * orders its instances (0: ibmsg_monotonic). Registration rejects (IBMSG_ERR_INVALID) an empty
+ * name, 0 or too many elements, an element without a name, unknown datatypes, verbosity or bind,
+ * an unknown source or enum, and a buffer over CNT_EVENT_MAX_BYTES; an unknown category is
+ * IBMSG_T_ERR_INVALID_NAME. A name registered again returns the existing index when the
+ * description and the cnt_event_t match, else IBMSG_ERR_EXISTS.
+ */
+typedef struct cnt_event_desc {
+    const char *name;
+    int verbosity;
+    int bind; /* IBMSG_T_BIND_*: the object an instance concerns */
+    int num_elements;
+    const ibmsg_t_datatype_t *datatypes;
+    const char *const *element_names;
+    ibmsg_t_enum_t enumtype;
+    int source;
+    const char *category;
+    const char *desc;
+} cnt_event_desc_t;
+
+/** Register an event type raised through ev (which must live for the process). Sets ev->index. */
+int cnt_event_register(const cnt_event_desc_t *desc, cnt_event_t *ev);
+
+/** Whether an instance of ev would reach anybody: the raise site's one inline check. */
+static inline int cnt_event_listening(const cnt_event_t *ev)
+{
+    return __atomic_load_n(&ev->listeners, __ATOMIC_RELAXED) != 0;
+}
+
+/**
+ * Raise an instance of ev concerning obj (NULL for IBMSG_T_BIND_NO_OBJECT) with the elements in
+ * buf (laid out as the description says), in a context that requires callbacks of at least
+ * safety level required. The timestamp is taken here, once. The instance goes to every
+ * registration of the type bound to obj or to every object, each through its callback of the
+ * lowest safety level >= required; a registration with none counts a drop. Callbacks run in this
+ * thread without the registry's lock, unless another thread is delivering instances of the same
+ * source: then the instance joins the source's ring (CNT_EVENT_RING; when full it is dropped and
+ * counted) and that thread delivers it, so the instances of a source are delivered one at a time
+ * in timestamp order. Call it only when cnt_event_listening(ev) (it is out of line).
+ */
+void cnt_event_raise(cnt_event_t *ev, const void *obj, const void *buf,
+                     ibmsg_t_cb_safety_t required);
+
+/* A timestamp source: clock(ctx) gives the time in ticks (monotonic, at most max_ticks). */
+typedef long long (*cnt_source_clock_cb_t)(void *ctx);
+
+typedef struct cnt_source_desc {
+    const char *name;
+    const char *desc;
+    ibmsg_t_source_order_t ordering;
+    long long ticks_per_second;
+    long long max_ticks;
+    cnt_source_clock_cb_t clock;
+    void *ctx;
+} cnt_source_desc_t;
+
+/**
+ * Register a timestamp source (index 0 is the registry's ibmsg_monotonic). Sources are never
+ * removed; a name registered again returns its index when the description matches, else
+ * IBMSG_ERR_EXISTS; beyond CNT_EVENT_MAX_SOURCES: IBMSG_ERR_NO_RESOURCE.
+ */
+int cnt_source_register(const cnt_source_desc_t *desc, int *source_index);
+
 /** Whether any handle of this pvar (for any object) is started now: cheap, lock-free. */
 int cnt_pvar_is_started(int pvar_index);
 

@@ -136,14 +136,16 @@ int cnt_category_add_category(int parent_index, int child_index)
     return ret;
 }
 
-/* Adds a variable of kind (IBMSG_T_KIND_CVAR or _PVAR) to a category's member list. */
+/* Adds an item of kind (IBMSG_T_KIND_CVAR, _PVAR or _EVENT) to a category's member list. */
 static int cat_add_var(int cat_index, int kind, int var_index, cnt_idx_list_t *var_cats)
 {
     cnt_category_t *c = cat_get(cat_index);
     if (c == NULL) {
         return IBMSG_T_ERR_INVALID_INDEX;
     }
-    cnt_idx_list_t *members = kind == IBMSG_T_KIND_PVAR ? &c->pvars : &c->cvars;
+    cnt_idx_list_t *members = kind == IBMSG_T_KIND_PVAR    ? &c->pvars
+                              : kind == IBMSG_T_KIND_EVENT ? &c->events
+                                                           : &c->cvars;
     if (cnt_idx_list_contains(members, var_index)) {
         return IBMSG_OK;
     }
@@ -174,6 +176,15 @@ int cnt_category_add_cvar_locked(int cat_index, int cvar_index)
         return IBMSG_T_ERR_INVALID_INDEX;
     }
     return cat_add_var(cat_index, IBMSG_T_KIND_CVAR, cvar_index, &cv->cats);
+}
+
+int cnt_category_add_event_locked(int cat_index, int event_index)
+{
+    cnt_event_type_t *t = cnt_table_get(&cnt_reg.events, event_index);
+    if (t == NULL) {
+        return IBMSG_T_ERR_INVALID_INDEX;
+    }
+    return cat_add_var(cat_index, IBMSG_T_KIND_EVENT, event_index, &t->cats);
 }
 
 int cnt_category_add_pvar(int cat_index, int pvar_index)
@@ -240,14 +251,16 @@ int ibmsg_t_category_get_num_events(int cat_index, int *num_events)
     if (!cnt_tool_initialized()) {
         return IBMSG_T_ERR_NOT_INITIALIZED;
     }
-    if (cat_get(cat_index) == NULL) {
-        return IBMSG_T_ERR_INVALID_INDEX;
+    cnt_tool_lock();
+    const cnt_category_t *c = cat_get(cat_index);
+    int ret = c == NULL            ? IBMSG_T_ERR_INVALID_INDEX
+              : num_events == NULL ? IBMSG_T_ERR_INVALID
+                                   : IBMSG_T_SUCCESS;
+    if (ret == IBMSG_T_SUCCESS) {
+        *num_events = c->events.num;
     }
-    if (num_events == NULL) {
-        return IBMSG_T_ERR_INVALID;
-    }
-    *num_events = 0; /* ibmsg has no events */
-    return IBMSG_T_SUCCESS;
+    cnt_tool_unlock();
+    return ret;
 }
 
 int ibmsg_t_category_get_index(const char *name, int *cat_index)
@@ -271,7 +284,7 @@ int ibmsg_t_category_get_index(const char *name, int *cat_index)
     return IBMSG_T_SUCCESS;
 }
 
-/* Which member list of a category: 0 cvars, 1 pvars, 2 subcategories. */
+/* Which member list of a category: 0 cvars, 1 pvars, 2 subcategories, 3 events. */
 static int cat_get_members(int cat_index, int which, int len, int indices[])
 {
     if (!cnt_tool_initialized()) {
@@ -286,7 +299,10 @@ static int cat_get_members(int cat_index, int which, int len, int indices[])
         cnt_tool_unlock();
         return IBMSG_T_ERR_INVALID_INDEX;
     }
-    const cnt_idx_list_t *l = which == 0 ? &c->cvars : which == 1 ? &c->pvars : &c->subcats;
+    const cnt_idx_list_t *l = which == 0   ? &c->cvars
+                              : which == 1 ? &c->pvars
+                              : which == 2 ? &c->subcats
+                                           : &c->events;
     cnt_idx_list_copy(l, len, indices);
     cnt_tool_unlock();
     return IBMSG_T_SUCCESS;
@@ -309,16 +325,7 @@ int ibmsg_t_category_get_categories(int cat_index, int len, int indices[])
 
 int ibmsg_t_category_get_events(int cat_index, int len, int indices[])
 {
-    if (!cnt_tool_initialized()) {
-        return IBMSG_T_ERR_NOT_INITIALIZED;
-    }
-    if (len < 0 || (len > 0 && indices == NULL)) {
-        return IBMSG_T_ERR_INVALID;
-    }
-    if (cat_get(cat_index) == NULL) {
-        return IBMSG_T_ERR_INVALID_INDEX;
-    }
-    return IBMSG_T_SUCCESS; /* no events: nothing to write */
+    return cat_get_members(cat_index, 3, len, indices);
 }
 
 int ibmsg_t_category_changed(int *update_number)
@@ -380,7 +387,8 @@ int ibmsg_t_category_get_containing(int kind, int index, int transitive, int len
     if (!cnt_tool_initialized()) {
         return IBMSG_T_ERR_NOT_INITIALIZED;
     }
-    if (kind != IBMSG_T_KIND_CVAR && kind != IBMSG_T_KIND_PVAR && kind != IBMSG_T_KIND_CATEGORY) {
+    if (kind != IBMSG_T_KIND_CVAR && kind != IBMSG_T_KIND_PVAR && kind != IBMSG_T_KIND_CATEGORY &&
+        kind != IBMSG_T_KIND_EVENT) {
         return IBMSG_T_ERR_INVALID;
     }
     if (len < 0 || (len > 0 && indices == NULL)) {
@@ -393,6 +401,9 @@ int ibmsg_t_category_get_containing(int kind, int index, int transitive, int len
     } else if (kind == IBMSG_T_KIND_PVAR) {
         const cnt_pvar_t *pv = cnt_table_get(&cnt_reg.pvars, index);
         direct = pv != NULL ? &pv->cats : NULL;
+    } else if (kind == IBMSG_T_KIND_EVENT) {
+        const cnt_event_type_t *t = cnt_table_get(&cnt_reg.events, index);
+        direct = t != NULL ? &t->cats : NULL;
     } else {
         const cnt_category_t *c = cat_get(index);
         direct = c != NULL ? &c->parents : NULL;

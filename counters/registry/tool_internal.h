@@ -142,8 +142,58 @@ typedef struct cnt_category {
     char *name;
     char *desc;
     int index;
-    cnt_idx_list_t cvars, pvars, subcats, parents;
+    cnt_idx_list_t cvars, pvars, subcats, parents, events;
 } cnt_category_t;
+
+/* An event type (tool_event.c). Immutable once published, but for listeners (under the lock). */
+typedef struct cnt_event_type {
+    cnt_event_desc_t d; /* name, category, desc owned; datatypes and element_names point below */
+    int index;
+    cnt_event_t *ev; /* the raisers' object: ev->listeners = listeners.num */
+    ibmsg_t_datatype_t datatypes[CNT_EVENT_MAX_ELEMENTS];
+    char *element_names[CNT_EVENT_MAX_ELEMENTS];
+    long displs[CNT_EVENT_MAX_ELEMENTS];
+    size_t size;              /* bytes of an instance's buffer */
+    cnt_idx_list_t listeners; /* slot indices of its registrations, in allocation order (lock) */
+    cnt_idx_list_t cats;
+} cnt_event_type_t;
+
+/* A queued instance: raised while another thread delivered instances of its source. */
+typedef struct cnt_event_queued {
+    const cnt_event_type_t *type;
+    const void *obj;
+    long long ts;
+    int required;
+    unsigned char data[CNT_EVENT_MAX_BYTES];
+} cnt_event_queued_t;
+
+/* A timestamp source (tool_event.c). */
+typedef struct cnt_source {
+    cnt_source_desc_t d; /* name, desc owned */
+    int index;
+    pthread_mutex_t lock; /* guards busy and the ring; never held while a callback runs */
+    int busy;             /* a thread is delivering this source's instances */
+    uint32_t head, tail;  /* ring[tail % CNT_EVENT_RING] is the oldest queued instance */
+    cnt_event_queued_t *ring;
+} cnt_source_t;
+
+/* An event registration (ibmsg_t_event_registration_t). Every field is under the lock. */
+typedef struct cnt_ereg {
+    cnt_slot_hdr_t hdr;
+    uintptr_t handle; /* its handle value, passed to callbacks (also while freeing) */
+    cnt_event_type_t *type;
+    const void *obj; /* NULL: every object */
+    struct {
+        ibmsg_t_event_cb_function_t fn;
+        void *user_data;
+    } cb[IBMSG_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE + 1];
+    ibmsg_t_event_dropped_cb_function_t dropped_fn;
+    int dropped[CNT_EVENT_MAX_SOURCES]; /* drops per source since the handler was set or called */
+    int inflight;                       /* callbacks taken for delivery and not yet returned */
+    int freed;                          /* handle_free called: no new callback, slot kept */
+    ibmsg_t_event_free_cb_function_t free_fn;
+    void *free_user_data;
+} cnt_ereg_t;
 
 typedef struct cnt_session {
     cnt_slot_hdr_t hdr;
@@ -178,10 +228,11 @@ typedef struct cnt_registry {
     pthread_mutex_t lock;                /* recursive; see the top of this file */
     int refcount;                        /* atomic: ibmsg_t_init_thread calls not yet finalized */
     const cnt_registry_meters_t *meters; /* atomic: who counts the registry (registry.h) */
-    cnt_table_t pvars, cvars, cats, enums;
-    cnt_name_map_t pvar_names, cvar_names, cat_names, enum_names;
+    cnt_table_t pvars, cvars, cats, enums, events, sources;
+    cnt_name_map_t pvar_names, cvar_names, cat_names, enum_names, event_names, source_names;
     int cat_changed; /* atomic; saturates at INT_MAX */
-    cnt_slots_t sessions, phandles, chandles;
+    cnt_slots_t sessions, phandles, chandles, eregs;
+    uint64_t events_delivered, events_dropped; /* atomic: the tool_events_* pvars */
     /* The registry's own counters (sessions, handles) are counter shards: counters/shards/shard.h.
      */
 } cnt_registry_t;
@@ -268,6 +319,11 @@ ibmsg_t_enum_t cnt_enum_handle(int index);
 /** Free every session (and its handles) and every cvar handle: the last finalize. Lock held. */
 void cnt_session_free_all(void);
 void cnt_cvar_handle_free_all(void);
+/** Free every event registration (no free callback): the last finalize. Lock held. */
+void cnt_event_free_all(void);
+/** Register the source ibmsg_monotonic (index 0) and the event pvars: the built-ins. Lock held. */
+void cnt_event_register_builtins(void);
+int cnt_category_add_event_locked(int cat_index, int event_index);
 
 /** Set a cvar from a string without the scope check (environment at registration). */
 int cnt_cvar_set_string_internal(const cnt_cvar_t *cv, const char *value, int check_scope);
@@ -299,6 +355,10 @@ void cnt_value_clear(ibmsg_t_datatype_t dt, int n, void *dst);
 void cnt_tool_test_set_category_changed(int value);
 /** Cap live sessions and pvar handles (0 restores the default: the slot tables' capacity). */
 void cnt_tool_test_set_limits(uint32_t max_sessions, uint32_t max_handles);
+/** Cap live event registrations (0 restores the default). */
+void cnt_tool_test_set_event_limit(uint32_t max_registrations);
+/** Set a registration's count of drops of source not yet told (to test saturation). */
+int cnt_event_test_set_dropped(ibmsg_t_event_registration_t reg, int source, int count);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
 #define TAG_SESSION 0x53
 #define TAG_PHANDLE 0x50
 #define TAG_CHANDLE 0x43
+#define TAG_EREG    0x45
 
 cnt_registry_t cnt_reg = {
     .lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
@@ -19,6 +20,7 @@ cnt_registry_t cnt_reg = {
     .chandles = {.slot_size = sizeof(cnt_chandle_t),
                  .free_head = CNT_SLOT_NONE,
                  .tag = TAG_CHANDLE},
+    .eregs = {.slot_size = sizeof(cnt_ereg_t), .free_head = CNT_SLOT_NONE, .tag = TAG_EREG},
 };
 
 static pthread_once_t builtins_once = PTHREAD_ONCE_INIT;
@@ -77,6 +79,7 @@ int ibmsg_t_finalize(void)
         /* The last finalize frees what tools left open; indices and names stay. */
         cnt_session_free_all();
         cnt_cvar_handle_free_all();
+        cnt_event_free_all();
     }
     __atomic_store_n(&cnt_reg.refcount, cnt_reg.refcount - 1, __ATOMIC_RELEASE);
     cnt_tool_unlock();
@@ -95,5 +98,12 @@ void cnt_tool_test_set_limits(uint32_t max_sessions, uint32_t max_handles)
     cnt_tool_lock();
     cnt_reg.sessions.max_live = max_sessions;
     cnt_reg.phandles.max_live = max_handles;
+    cnt_tool_unlock();
+}
+
+void cnt_tool_test_set_event_limit(uint32_t max_registrations)
+{
+    cnt_tool_lock();
+    cnt_reg.eregs.max_live = max_registrations;
     cnt_tool_unlock();
 }

@@ -63,5 +63,6 @@ void cnt_tool_register_builtins(void)
         .ctx = &util_log_level,
     };
     builtin_check(cnt_cvar_register_locked(&log_level, &index), "cvar log_level");
+    cnt_event_register_builtins();
     cnt_tool_unlock();
 }

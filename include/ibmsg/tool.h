@@ -109,7 +109,8 @@ enum {
     IBMSG_T_PVAR_CLASS_GENERIC,
 };
 
-/* Event source ordering and callback safety (MPI-4 events; ibmsg has no events yet). */
+/* Event source ordering and callback safety (MPI-4 events). The safety levels are ordered: a
+   callback of a higher level meets the requirements of every lower one. */
 typedef enum ibmsg_t_source_order {
     IBMSG_T_SOURCE_ORDERED = 0,
     IBMSG_T_SOURCE_UNORDERED,
@@ -267,31 +268,154 @@ IBMSG_API int ibmsg_t_pvar_reset(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_ha
 IBMSG_API int ibmsg_t_pvar_readreset(ibmsg_t_pvar_session_t session, ibmsg_t_pvar_handle_t handle,
                                      void *buf);
 
-/* ---- Events (MPI-4); ibmsg exports no events yet, so every index is out of range ------------ */
+/* ---- Events (MPI-4) ------------------------------------------------------------------------ */
 
+/*
+ * Event types are listed like variables: indices 0..num-1 that never change, entries never
+ * removed, names unique. A registration (handle_alloc) is bound to one object of the type's
+ * binding (obj_handle points to its handle, as for pvars); ibmsg extension: for a bound type an
+ * obj_handle that is NULL or points to NULL registers for the instances of every object of that
+ * kind. Objects are compared, never dereferenced: free a registration bound to an endpoint before
+ * destroying the endpoint. Event and registration handles are validated (a stale or forged one is
+ * IBMSG_T_ERR_INVALID_HANDLE, never a crash); so are cb_safety values (IBMSG_T_ERR_INVALID) and
+ * info objects (IBMSG_INFO_NULL is allowed, garbage is IBMSG_T_ERR_INVALID).
+ *
+ * Callbacks: a registration has at most one callback per safety level. Registering again at a
+ * level replaces that level's callback and user_data; a NULL function removes it. When an
+ * instance is raised in a context that requires level R, the registration's callback of the
+ * lowest level >= R is called with that level and its user_data; when it has none the instance
+ * is dropped for that registration and counted. The dropped handler (set_dropped_handler; NULL
+ * removes it; setting it restarts the counts) is called, before the next instance of the same
+ * source is delivered to that registration, with the number of instances of that source dropped
+ * since the handler was set or last called (saturating at INT_MAX), the source's index, and the
+ * level and user_data of the callback about to be called.
+ *
+ * An instance (ibmsg_t_event_instance_t) is valid only during the callback it is passed to and
+ * only in that callback's thread: read, copy, get_timestamp and get_source on it then, anything
+ * else (a saved instance, another thread) is IBMSG_T_ERR_INVALID_HANDLE. The timestamp is taken
+ * once, when the event was observed, from the type's source.
+ *
+ * ibmsg_t_event_handle_free may be called from any thread, inside a callback too (of this
+ * registration or another). No callback of the registration starts after it returns; callbacks
+ * already under way in other threads finish, and free_cb_function (if not NULL) runs once none is
+ * left: in the call itself when none is under way, else in the thread whose callback ends last,
+ * after it returns. The get_info calls return a new info object the caller frees; ibmsg uses no
+ * hints, so it is empty.
+ *
+ * Delivery (what raises ibmsg's own events; the list of types is below): an event of the
+ * messaging core is raised by the thread making progress on the context it concerns, inside
+ * the ibmsg call that made the progress, at IBMSG_T_CB_REQUIRE_MPI_RESTRICTED: a callback may
+ * call ibmsg_t_* functions but no messaging function (ibmsg_*, the context's state is in
+ * flux), and must not block. Instances of one source are delivered one at a time, in timestamp
+ * order (the sources are ORDERED): while one thread delivers, instances raised by other threads
+ * (or by a callback) wait in the source's bounded ring (256) and the delivering thread delivers
+ * them after its own; a full ring drops the instance and counts the drop. So a callback may run
+ * in the thread of another context than the one the event concerns, never in two threads at
+ * once for one source, and callbacks registered only at IBMSG_T_CB_REQUIRE_NONE are never called
+ * (every instance is dropped and counted for them). The pvars tool_events_delivered and
+ * tool_events_dropped count instances delivered and dropped (per registration).
+ */
+
+/** The number of event types. */
 IBMSG_API int ibmsg_t_event_get_num(int *num_events);
+/**
+ * Describe an event type. num_elements is in/out: on input the length of array_of_datatypes
+ * and array_of_displacements (NULL arrays are not written), on output the type's number of
+ * elements; at most the input length is written. Displacements ascend from 0 (the buffer of
+ * ibmsg_t_event_copy is laid out as a C struct of the elements in order). *info (if info is not
+ * NULL) is a new, empty info object. A negative *num_elements is IBMSG_T_ERR_INVALID.
+ */
 IBMSG_API int ibmsg_t_event_get_info(int event_index, char *name, int *name_len, int *verbosity,
                                      ibmsg_t_datatype_t array_of_datatypes[],
                                      long array_of_displacements[], int *num_elements,
                                      ibmsg_t_enum_t *enumtype, ibmsg_info_t *info, char *desc,
                                      int *desc_len, int *bind);
+/** IBMSG_T_ERR_INVALID_NAME when no event type has that name. */
 IBMSG_API int ibmsg_t_event_get_index(const char *name, int *event_index);
+/** IBMSG_T_ERR_OUT_OF_HANDLES when the cap (about 1M live registrations) is reached. */
 IBMSG_API int ibmsg_t_event_handle_alloc(int event_index, void *obj_handle, ibmsg_info_t info,
                                          ibmsg_t_event_registration_t *event_registration);
-IBMSG_API int ibmsg_t_event_handle_free(ibmsg_t_event_registration_t event_registration,
-                                        void *user_data,
-                                        ibmsg_t_event_free_cb_function_t free_cb_function);
+IBMSG_API int ibmsg_t_event_handle_set_info(ibmsg_t_event_registration_t event_registration,
+                                            ibmsg_info_t info);
+IBMSG_API int ibmsg_t_event_handle_get_info(ibmsg_t_event_registration_t event_registration,
+                                            ibmsg_info_t *info_used);
 IBMSG_API int ibmsg_t_event_register_callback(ibmsg_t_event_registration_t event_registration,
                                               ibmsg_t_cb_safety_t cb_safety, ibmsg_info_t info,
                                               void *user_data,
                                               ibmsg_t_event_cb_function_t event_cb_function);
+IBMSG_API int ibmsg_t_event_callback_set_info(ibmsg_t_event_registration_t event_registration,
+                                              ibmsg_t_cb_safety_t cb_safety, ibmsg_info_t info);
+IBMSG_API int ibmsg_t_event_callback_get_info(ibmsg_t_event_registration_t event_registration,
+                                              ibmsg_t_cb_safety_t cb_safety,
+                                              ibmsg_info_t *info_used);
+IBMSG_API int ibmsg_t_event_handle_free(ibmsg_t_event_registration_t event_registration,
+                                        void *user_data,
+                                        ibmsg_t_event_free_cb_function_t free_cb_function);
 IBMSG_API int
 ibmsg_t_event_set_dropped_handler(ibmsg_t_event_registration_t event_registration,
                                   ibmsg_t_event_dropped_cb_function_t dropped_cb_function);
+/** Copy element element_index (IBMSG_T_ERR_INVALID_INDEX when out of range) to buffer. */
+IBMSG_API int ibmsg_t_event_read(ibmsg_t_event_instance_t event_instance, int element_index,
+                                 void *buffer);
+/** Copy every element, laid out by the displacements of ibmsg_t_event_get_info, to buffer. */
+IBMSG_API int ibmsg_t_event_copy(ibmsg_t_event_instance_t event_instance, void *buffer);
+/** The time the event was observed, in ticks of its source. */
+IBMSG_API int ibmsg_t_event_get_timestamp(ibmsg_t_event_instance_t event_instance,
+                                          long long *event_timestamp);
+IBMSG_API int ibmsg_t_event_get_source(ibmsg_t_event_instance_t event_instance, int *source_index);
+
+/*
+ * Events of the messaging core. Each is bound to the endpoint it concerns (IBMSG_T_BIND_ENDPOINT;
+ * register with obj_handle NULL for every endpoint), stamped by source 0, raised as "Delivery"
+ * above says, and listed with its elements (name: datatype) in order:
+ *
+ *   core_ep_connected   (category connection) the endpoint's queue pair is ready to send:
+ *                       qpn: UNSIGNED, peer_qpn: UNSIGNED, credits: UNSIGNED (the messages the
+ *                       peer's posted receives allow)
+ *   core_ep_failed      (category connection) the endpoint failed: its requests complete with
+ *                       IBMSG_ERR_PEER_FAILED. qpn: UNSIGNED, cause: INT (IBMSG_T_EP_FAIL_*, the
+ *                       enum core_ep_fail_causes). Once per endpoint; not for a destroy.
+ *   core_rndv_started   (category rendezvous) a rendezvous began: the sender posted its RTS, or a
+ *                       receive matched an RTS and begins to pull. tag: UNSIGNED_LONG_LONG,
+ *                       bytes: UNSIGNED_LONG_LONG (the message's length), id: UNSIGNED (the
+ *                       transfer's number on the endpoint), role: INT (0 sender, 1 receiver)
+ *   core_rndv_completed (category rendezvous) that rendezvous ended: the sender got the FIN, or
+ *                       the receiver pulled the data (or failed to) and queued its FIN; also a
+ *                       transfer ended by the endpoint's failure. tag, bytes (the bytes moved: 0
+ *                       when it failed), id, role as above, status: INT (the request's status)
+ *   core_send_stall_begun (category flow_control) a send had to queue because the endpoint could
+ *                       not take it: qpn: UNSIGNED, reason: INT (IBMSG_T_STALL_*, the enum
+ *                       core_send_stall_reasons). Raised by the send that found no send queued.
+ *   core_send_stall_ended (category flow_control) the queue of such sends drained.
+ *                       duration_ns: UNSIGNED_LONG_LONG (since the stall began), qpn: UNSIGNED.
+ *                       Only for a stall whose beginning was raised; an endpoint that fails while
+ *                       stalled reports core_ep_failed instead.
+ */
+enum {
+    IBMSG_T_EP_FAIL_LOCAL = 0,      /* a post to its queue pair failed */
+    IBMSG_T_EP_FAIL_RETRY_EXCEEDED, /* a send or READ went unacknowledged (transport retries) */
+    IBMSG_T_EP_FAIL_KEEPALIVE,      /* the keepalive probe of the silent endpoint went unanswered */
+    IBMSG_T_EP_FAIL_COMPLETION_ERROR, /* another error completion (remote access, RNR retries...) */
+    IBMSG_T_EP_FAIL_GOODBYE,          /* the peer left: its world finalized and said goodbye */
+    IBMSG_T_EP_FAIL_LAUNCHER,         /* the launcher (PMIx) reported the peer's process gone */
+    IBMSG_T_EP_FAIL_CONNECT,          /* on-demand connection timed out or was refused */
+    IBMSG_T_EP_FAIL_FLUSHED,          /* its queue pair was flushed; no completion told why */
+};
+
+enum {
+    IBMSG_T_STALL_CREDITS = 0, /* no credits: the peer has no receive buffer for it */
+    IBMSG_T_STALL_SEND_QUEUE,  /* the send queue is full */
+    IBMSG_T_STALL_RESOURCES,   /* no send buffer, or every rendezvous slot awaits its FIN */
+    IBMSG_T_STALL_CONNECTING,  /* on-demand connection under way */
+};
 
 /* ---- Sources of timestamps (MPI-4) --------------------------------------------------------- */
 
-/** ibmsg has one source: index 0, "ibmsg_monotonic", CLOCK_MONOTONIC in nanoseconds. */
+/**
+ * Sources are listed like event types (indices never change, entries never removed, names
+ * unique). Index 0 is "ibmsg_monotonic": CLOCK_MONOTONIC in nanoseconds, ordered; every event
+ * of ibmsg's messaging core is stamped by it. *info is a new, empty info object.
+ */
 IBMSG_API int ibmsg_t_source_get_num(int *num_sources);
 IBMSG_API int ibmsg_t_source_get_info(int source_index, char *name, int *name_len, char *desc,
                                       int *desc_len, ibmsg_t_source_order_t *ordering,
@@ -322,6 +446,7 @@ enum {
     IBMSG_T_KIND_CVAR = 1,
     IBMSG_T_KIND_PVAR,
     IBMSG_T_KIND_CATEGORY,
+    IBMSG_T_KIND_EVENT,
 };
 
 /** Wildcard for ibmsg_t_pvar_filter's var_class and bind. */
@@ -334,10 +459,17 @@ enum {
 IBMSG_API int ibmsg_t_category_get_roots(int len, int indices[], int *num);
 
 /**
- * The categories that contain the item (kind, index): directly when transitive is 0, else every
- * category above it in the DAG (each once, nearest first, breadth first). Up to len indices are
- * written; *num (if not NULL) is the total. An index out of range is IBMSG_T_ERR_INVALID_INDEX,
- * an unknown kind IBMSG_T_ERR_INVALID.
+ * The name of element element_index of event type event_index (the tool.h string way). An index
+ * out of range is IBMSG_T_ERR_INVALID_INDEX.
+ */
+IBMSG_API int ibmsg_t_event_get_element_name(int event_index, int element_index, char *name,
+                                             int *name_len);
+
+/**
+ * The categories that contain the item (kind, index; an event with IBMSG_T_KIND_EVENT): directly
+ * when transitive is 0, else every category above it in the DAG (each once, nearest first, breadth
+ * first). Up to len indices are written; *num (if not NULL) is the total. An index out of range is
+ * IBMSG_T_ERR_INVALID_INDEX, an unknown kind IBMSG_T_ERR_INVALID.
  */
 IBMSG_API int ibmsg_t_category_get_containing(int kind, int index, int transitive, int len,
                                               int indices[], int *num);

@@ -322,6 +322,138 @@ static void check_errors(void)
     CHECK(rc == MPI_T_ERR_INVALID_HANDLE, "garbage cvar handle: %d", rc);
 }
 
+#if MPI_VERSION >= 4
+static int freed_calls;
+static MPI_T_event_registration freed_reg;
+
+static void on_free(MPI_T_event_registration reg, MPI_T_cb_safety level, void *user_data)
+{
+    (void)level;
+    freed_calls += user_data == &freed_calls;
+    freed_reg = reg;
+}
+
+static void on_event(MPI_T_event_instance inst, MPI_T_event_registration reg, MPI_T_cb_safety level,
+                     void *user_data)
+{
+    (void)inst, (void)reg, (void)level, (void)user_data;
+}
+
+/* The name of event index i ("" when get_info fails). */
+static void event_name(int i, char *name, int len)
+{
+    name[0] = '\0';
+    MPI_T_event_get_info(i, name, &len, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+}
+
+/*
+ * ibmsg's events and sources in the view next to the MPI library's (MPICH 4 has the calls and
+ * no events): described in MPI's terms, found by name and by category, registered, freed; every
+ * handle and safety level checked. Their delivery is mpit_traffic's (it needs a device).
+ */
+static void check_events(void)
+{
+    int n = 0, ns = 0, index = -1, rc;
+    CHECK_RC(MPI_T_event_get_num(&n));
+    CHECK_RC(MPI_T_source_get_num(&ns));
+    CHECK(n >= 6 && ns >= 1, "%d events, %d sources", n, ns);
+    for (int i = 0; i < n; i++) {
+        char a[128];
+        event_name(i, a, sizeof(a));
+        CHECK(a[0] != '\0', "event %d has no name", i);
+        for (int j = 0; j < i; j++) {
+            char b[128];
+            event_name(j, b, sizeof(b));
+            CHECK(strcmp(a, b) != 0, "events %d and %d are both %s", j, i, a);
+        }
+    }
+    int mono = -1;
+    for (int i = 0; i < ns; i++) {
+        char name[64];
+        int len = sizeof(name);
+        MPI_T_source_order order;
+        MPI_Count tps = 0, max = 0;
+        CHECK_RC(MPI_T_source_get_info(i, name, &len, NULL, NULL, &order, &tps, &max, NULL));
+        if (strcmp(name, "ibmsg_ibmsg_monotonic") == 0) {
+            mono = i;
+            CHECK(order == MPI_T_SOURCE_ORDERED, "ordering %d", (int)order);
+            CHECK(tps == 1000000000, "ticks per second %lld", (long long)tps);
+        }
+    }
+    CHECK(mono >= 0, "no source ibmsg_ibmsg_monotonic");
+    MPI_Count t1 = 0, t2 = 0;
+    CHECK_RC(MPI_T_source_get_timestamp(mono, &t1));
+    CHECK_RC(MPI_T_source_get_timestamp(mono, &t2));
+    CHECK(t1 > 0 && t2 >= t1, "timestamps %lld %lld", (long long)t1, (long long)t2);
+    rc = MPI_T_source_get_info(ns, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+    CHECK(rc == MPI_T_ERR_INVALID_INDEX, "source out of range: %d", rc);
+
+    CHECK_RC(MPI_T_event_get_index("ibmsg_core_ep_connected", &index));
+    char name[64], desc[256];
+    int nl = sizeof(name), dl = sizeof(desc), verbosity, bind = -1, num = 8;
+    MPI_Datatype types[8];
+    MPI_Aint displs[8];
+    MPI_T_enum en = MPI_T_ENUM_NULL;
+    CHECK_RC(MPI_T_event_get_info(index, name, &nl, &verbosity, types, displs, &num, &en, NULL,
+                                  desc, &dl, &bind));
+    CHECK(strcmp(name, "ibmsg_core_ep_connected") == 0, "name %s", name);
+    CHECK(num == 3, "%d elements", num);
+    for (int i = 0; i < 3 && i < num; i++) {
+        CHECK(types[i] == MPI_UNSIGNED, "element %d datatype", i);
+        CHECK(displs[i] == 4 * i, "element %d at %ld", i, (long)displs[i]);
+    }
+    CHECK(bind == MPI_T_BIND_NO_OBJECT, "bind %d", bind);
+    CHECK(en == MPI_T_ENUM_NULL, "an enum");
+    rc = MPI_T_event_get_index("ibmsg_no_such_event", &index);
+    CHECK(rc == MPI_T_ERR_INVALID_NAME, "unknown event: %d", rc);
+    rc = MPI_T_event_get_info(n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+    CHECK(rc == MPI_T_ERR_INVALID_INDEX, "event out of range: %d", rc);
+    int failed = -1, enum_items = 0;
+    CHECK_RC(MPI_T_event_get_index("ibmsg_core_ep_failed", &failed));
+    CHECK_RC(MPI_T_event_get_info(failed, NULL, NULL, NULL, NULL, NULL, NULL, &en, NULL, NULL, NULL,
+                                  NULL));
+    nl = sizeof(name);
+    CHECK_RC(MPI_T_enum_get_info(en, &enum_items, name, &nl));
+    CHECK(strcmp(name, "core_ep_fail_causes") == 0 && enum_items == 8, "enum %s of %d", name,
+          enum_items);
+
+    /* The category ibmsg_connection holds both connection events, in the view's indices. */
+    int cat = -1, nev = 0, members[4] = {-1, -1, -1, -1};
+    CHECK_RC(MPI_T_category_get_index("ibmsg_connection", &cat));
+    CHECK_RC(MPI_T_category_get_num_events(cat, &nev));
+    CHECK(nev == 2, "ibmsg_connection has %d events", nev);
+    CHECK_RC(MPI_T_category_get_events(cat, 4, members));
+    CHECK(members[0] == index && members[1] == failed, "members %d %d", members[0], members[1]);
+
+    /* A registration: callbacks set and removed, bad levels and handles refused, freed once. */
+    MPI_T_event_registration reg;
+    CHECK_RC(MPI_T_event_handle_alloc(index, NULL, MPI_INFO_NULL, &reg));
+    CHECK_RC(MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL, NULL,
+                                           on_event));
+    CHECK_RC(MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL, NULL,
+                                           on_event));
+    CHECK_RC(MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_NONE, MPI_INFO_NULL, NULL, NULL));
+    rc = MPI_T_event_register_callback(reg, (MPI_T_cb_safety)42, MPI_INFO_NULL, NULL, on_event);
+    CHECK(rc == MPI_T_ERR_INVALID, "bad safety level: %d", rc);
+    CHECK_RC(MPI_T_event_set_dropped_handler(reg, NULL));
+    rc = MPI_T_event_handle_alloc(n, NULL, MPI_INFO_NULL, &reg);
+    CHECK(rc == MPI_T_ERR_INVALID_INDEX, "alloc out of range: %d", rc);
+    CHECK_RC(MPI_T_event_handle_free(reg, &freed_calls, on_free));
+    CHECK(freed_calls == 1 && freed_reg == reg, "free callback: %d calls", freed_calls);
+    rc = MPI_T_event_handle_free(reg, &freed_calls, on_free);
+    CHECK(rc == MPI_T_ERR_INVALID_HANDLE, "freed twice: %d", rc);
+    rc = MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_NONE, MPI_INFO_NULL, NULL, on_event);
+    CHECK(rc == MPI_T_ERR_INVALID_HANDLE, "freed handle: %d", rc);
+    rc = MPI_T_event_set_dropped_handler((MPI_T_event_registration)(void *)&rc, NULL);
+    CHECK(rc == MPI_T_ERR_INVALID_HANDLE, "garbage handle: %d", rc);
+    CHECK(freed_calls == 1, "free callback: %d calls", freed_calls);
+    int v = 0;
+    rc = MPI_T_event_read((MPI_T_event_instance)(void *)&v, 0, &v);
+    CHECK(rc == MPI_T_ERR_INVALID_HANDLE, "instance outside a callback: %d", rc);
+    printf("events   total %4d  sources %d: ibmsg's checked\n", n, ns);
+}
+#endif
+
 int main(int argc, char **argv)
 {
     int do_init = 0, no_mpi = 0, nic_fixture = 0, provided = -1;
@@ -353,6 +485,9 @@ int main(int argc, char **argv)
     check_counter();
     check_cvar();
     check_errors();
+#if MPI_VERSION >= 4
+    check_events();
+#endif
     if (nic_fixture) {
         check_nic_fixture(&before[KIND_PVAR]);
     }

@@ -247,6 +247,76 @@ static void check_view(const names_t *n)
     CHECK_RC(MPI_T_pvar_session_free(&s));
 }
 
+#if MPI_VERSION >= 4
+/* What the layer's callbacks of ibmsg_core_ep_connected saw. */
+static struct {
+    int calls;
+    unsigned qpn[2], peer[2], copy[2][3];
+    MPI_Count ts[2];
+    int source[2];
+    MPI_T_cb_safety level;
+} connected;
+
+static void on_connected(MPI_T_event_instance inst, MPI_T_event_registration reg,
+                         MPI_T_cb_safety level, void *user_data)
+{
+    int i = connected.calls++;
+    (void)reg;
+    CHECK(user_data == &connected, "user_data %p", user_data);
+    if (i >= 2) {
+        return;
+    }
+    connected.level = level;
+    CHECK_RC(MPI_T_event_read(inst, 0, &connected.qpn[i]));
+    CHECK_RC(MPI_T_event_read(inst, 1, &connected.peer[i]));
+    CHECK_RC(MPI_T_event_copy(inst, connected.copy[i]));
+    CHECK_RC(MPI_T_event_get_timestamp(inst, &connected.ts[i]));
+    CHECK_RC(MPI_T_event_get_source(inst, &connected.source[i]));
+    unsigned x;
+    int rc = MPI_T_event_read(inst, 3, &x);
+    CHECK(rc == MPI_T_ERR_INVALID_INDEX, "element 3: %d", rc);
+}
+
+/* Registered through the view before the endpoints connect (the event has no MPI_T binding). */
+static MPI_T_event_registration connected_register(void)
+{
+    MPI_T_event_registration reg;
+    int index = -1;
+    CHECK_RC(MPI_T_event_get_index("ibmsg_core_ep_connected", &index));
+    CHECK_RC(MPI_T_event_handle_alloc(index, NULL, MPI_INFO_NULL, &reg));
+    CHECK_RC(MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL,
+                                           &connected, on_connected));
+    return reg;
+}
+
+/* Both endpoints' instances, delivered through the layer with their elements. */
+static void connected_check(MPI_T_event_registration reg)
+{
+    int ns = 0, mono = -1;
+    CHECK_RC(MPI_T_source_get_num(&ns));
+    for (int i = 0; i < ns; i++) {
+        char name[64];
+        int len = sizeof(name);
+        CHECK_RC(MPI_T_source_get_info(i, name, &len, NULL, NULL, NULL, NULL, NULL, NULL));
+        mono = strcmp(name, "ibmsg_ibmsg_monotonic") == 0 ? i : mono;
+    }
+    CHECK(connected.calls == 2, "%d ibmsg_core_ep_connected instances", connected.calls);
+    CHECK(connected.level == MPI_T_CB_REQUIRE_THREAD_SAFE, "level %d", (int)connected.level);
+    CHECK(connected.qpn[0] != 0 && connected.qpn[0] == connected.peer[1] &&
+              connected.qpn[1] == connected.peer[0],
+          "qpns %u->%u, %u->%u", connected.qpn[0], connected.peer[0], connected.qpn[1],
+          connected.peer[1]);
+    CHECK(connected.copy[0][0] == connected.qpn[0] && connected.copy[1][1] == connected.peer[1],
+          "copied elements differ from the read ones");
+    CHECK(connected.ts[0] > 0 && connected.ts[1] > connected.ts[0], "timestamps %lld %lld",
+          (long long)connected.ts[0], (long long)connected.ts[1]);
+    CHECK(connected.source[0] == mono && connected.source[1] == mono, "sources %d %d (%d)",
+          connected.source[0], connected.source[1], mono);
+    CHECK_RC(MPI_T_event_handle_free(reg, NULL, NULL));
+    printf("events: ibmsg_core_ep_connected delivered through the view for both endpoints\n");
+}
+#endif
+
 int main(int argc, char **argv)
 {
     int do_init = 0, no_mpi = 0, provided;
@@ -256,6 +326,9 @@ int main(int argc, char **argv)
     }
     (void)no_mpi;
     CHECK_RC(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+#if MPI_VERSION >= 4
+    MPI_T_event_registration connected_reg = connected_register();
+#endif
     int ret = traffic_open();
     if (ret == TRAFFIC_NO_DEVICE) {
         printf("mpit_traffic: SKIP: no RDMA device (run in the guest: test/vm/run -- ...)\n");
@@ -266,6 +339,9 @@ int main(int argc, char **argv)
     if (ret != 0) {
         return 1;
     }
+#if MPI_VERSION >= 4
+    connected_check(connected_reg);
+#endif
     names_t before;
     names_take(&before);
     check_view(&before);

@@ -122,9 +122,9 @@ TEST_F(ToolVars, TheTreeIsLive)
     /*
      * The tool's counters are counter shards (counters/shards/counter_table.h): each has a
      * NO_OBJECT and a per-thread view, levels have high and low watermarks, and ibmsg_t_pvar_read
-     * is timed.
+     * is timed. The registry counts event instances delivered and dropped itself.
      */
-    EXPECT_EQ(np, 16);
+    EXPECT_EQ(np, 18);
     std::vector<int> pv(np);
     ASSERT_EQ(ibmsg_t_category_get_pvars(tool, np, pv.data()), IBMSG_T_SUCCESS);
     struct {
@@ -134,7 +134,8 @@ TEST_F(ToolVars, TheTreeIsLive)
                 {"tool_handles_alive", 1, 1},         {"tool_handles_alive_hwm", 1, 0},
                 {"tool_handles_alive_lwm", 1, 0},     {"tool_handles_alive_thread", 1, 1},
                 {"tool_sessions_alive", 1, 1},        {"tool_sessions_alive_hwm", 1, 0},
-                {"tool_sessions_alive_thread", 1, 1}, {"tool_pvar_read_time", 0, 0}};
+                {"tool_sessions_alive_thread", 1, 1}, {"tool_pvar_read_time", 0, 0},
+                {"tool_events_delivered", 1, 0},      {"tool_events_dropped", 1, 0}};
     for (const auto &w : want) {
         bool found = false;
         for (int i : pv) {

@@ -1,0 +1,98 @@
+/*
+ * The messaging core's events (include/ibmsg/tool.h, "Events of the messaging core", lists them
+ * with their elements). Each type is a cnt_event_t (counters/registry/registry.h) whose raise site
+ * is one inline test, core_ev_on(): an event nobody listens to costs a load and a predictable
+ * branch, and the instance is built out of line in core_events.c. With -DIBMSG_CORE_EVENTS=OFF the
+ * test is the constant 0 and the types are not registered, to measure what the tests cost.
+ *
+ * Every event is raised by the thread making progress on the endpoint's context, inside the
+ * ibmsg call that made the progress, at IBMSG_T_CB_REQUIRE_MPI_RESTRICTED (tool.h: delivery).
+ */
+#ifndef IBMSG_CORE_CORE_EVENTS_H
+#define IBMSG_CORE_CORE_EVENTS_H
+
+#include <stdint.h>
+
+#include "ibmsg_config.h"
+#include "counters/registry/registry.h"
+#include "util/compiler.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ibmsg_ep_s;
+struct ibmsg_request_s;
+
+extern cnt_event_t core_ev_ep_connected;
+extern cnt_event_t core_ev_ep_failed;
+extern cnt_event_t core_ev_rndv_started;
+extern cnt_event_t core_ev_rndv_completed;
+extern cnt_event_t core_ev_stall_begun;
+extern cnt_event_t core_ev_stall_ended;
+
+#if IBMSG_HAVE_CORE_EVENTS
+#define core_ev_on(ev)            util_unlikely(cnt_event_listening(&(ev)))
+/* A send stall is watched when either of its events listens; its end is checked per endpoint. */
+#define core_ev_stall_watched()   (core_ev_on(core_ev_stall_begun) || core_ev_on(core_ev_stall_ended))
+#define core_ev_stall_tracked(ep) util_unlikely((ep)->ev.stall_ns != 0)
+#else
+#define core_ev_on(ev)            0
+#define core_ev_stall_watched()   0
+#define core_ev_stall_tracked(ep) 0
+#endif
+
+/* The elements of each type as its instances carry them (the registry's C-struct layout). */
+typedef struct core_ev_ep_connected_elems {
+    uint32_t qpn, peer_qpn, credits;
+} core_ev_ep_connected_elems_t;
+
+typedef struct core_ev_ep_failed_elems {
+    uint32_t qpn;
+    int32_t cause; /* IBMSG_T_EP_FAIL_* */
+} core_ev_ep_failed_elems_t;
+
+typedef struct core_ev_rndv_elems {
+    uint64_t tag, bytes;
+    uint32_t id;
+    int32_t role;   /* 0: the sender's side, 1: the receiver's */
+    int32_t status; /* completed only: the request's status */
+} core_ev_rndv_elems_t;
+
+typedef struct core_ev_stall_begun_elems {
+    uint32_t qpn;
+    int32_t reason; /* IBMSG_T_STALL_* */
+} core_ev_stall_begun_elems_t;
+
+typedef struct core_ev_stall_ended_elems {
+    uint64_t duration_ns;
+    uint32_t qpn;
+} core_ev_stall_ended_elems_t;
+
+/* An endpoint's event state (in struct ibmsg_ep_s). */
+typedef struct core_ep_events {
+    uint64_t stall_ns;  /* a send stall is tracked since then (0: none) */
+    uint8_t fail_cause; /* IBMSG_T_EP_FAIL_*, set before core_ep_fail by who knows the cause */
+    uint8_t fail_due;   /* failed by a flush: core_ep_failed waits for the error's cause */
+} core_ep_events_t;
+
+/** Register the core's event types and their categories once (with its settings). */
+void core_events_register(void);
+
+/* The out-of-line raises, called when core_ev_on() says somebody listens. */
+void core_ev_ep_connected_raise(struct ibmsg_ep_s *ep, uint32_t peer_qpn, uint32_t credits);
+/** core_ep_failed with ep's fail_cause; waits (fail_due) while the cause is a flush's. */
+void core_ev_ep_failed_raise(struct ibmsg_ep_s *ep);
+/** A rendezvous of req on ep (role 0 send, 1 receive) started, or completed with status. */
+void core_ev_rndv_raise(cnt_event_t *ev, struct ibmsg_ep_s *ep, const struct ibmsg_request_s *req,
+                        int role, uint64_t bytes, int status);
+/** A send is about to queue on ep: a stall begins when nothing was queued. */
+void core_ev_stall_begun_raise(struct ibmsg_ep_s *ep);
+/** ep's stall is tracked and its queue of sends may have drained. */
+void core_ev_stall_ended_raise(struct ibmsg_ep_s *ep);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,407 @@
+// The messaging core's events on a real device (Soft-RoCE in the guest): an endpoint connected,
+// a rendezvous started and completed on both sides (also truncated), a send stall begun and
+// ended, an endpoint failed because its peer was killed (retry exceeded) or went silent
+// (keepalive); each raised exactly once, when it happens, with its elements. The types' unit
+// checks (no device) are in test_events_types.cc.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/core.h"
+#include "core_fixture.h"
+#include "ibmsg/ibmsg.h"
+#include "ibmsg/tool.h"
+
+namespace
+{
+
+using core_test::kSkip;
+
+enum Type { CONNECTED, FAILED, RNDV_STARTED, RNDV_COMPLETED, STALL_BEGUN, STALL_ENDED, NTYPES };
+const char *const type_names[NTYPES] = {"core_ep_connected",     "core_ep_failed",
+                                        "core_rndv_started",     "core_rndv_completed",
+                                        "core_send_stall_begun", "core_send_stall_ended"};
+
+struct Seen {
+    Type type;
+    long long ts;
+    unsigned char data[64];
+    template <typename T> const T &as() const
+    {
+        return *reinterpret_cast<const T *>(data);
+    }
+};
+
+// Registers for every type of the core, on obj (nullptr: every endpoint), and records instances.
+struct Recorder {
+    std::vector<Seen> seen;
+    ibmsg_t_event_registration_t regs[NTYPES];
+    struct Ctx {
+        Recorder *r;
+        Type t;
+    } ctxs[NTYPES];
+
+    static void on_event(ibmsg_t_event_instance_t inst, ibmsg_t_event_registration_t,
+                         ibmsg_t_cb_safety_t level, void *ud)
+    {
+        Ctx *c = static_cast<Ctx *>(ud);
+        Seen s{};
+        s.type = c->t;
+        EXPECT_EQ(level, IBMSG_T_CB_REQUIRE_THREAD_SAFE); // raised at MPI_RESTRICTED
+        EXPECT_EQ(ibmsg_t_event_get_timestamp(inst, &s.ts), IBMSG_T_SUCCESS);
+        int source = -1;
+        EXPECT_EQ(ibmsg_t_event_get_source(inst, &source), IBMSG_T_SUCCESS);
+        EXPECT_EQ(source, 0);
+        EXPECT_EQ(ibmsg_t_event_copy(inst, s.data), IBMSG_T_SUCCESS);
+        c->r->seen.push_back(s);
+    }
+
+    void start(void *obj = nullptr)
+    {
+        int provided;
+        ASSERT_EQ(ibmsg_t_init_thread(IBMSG_T_THREAD_SINGLE, &provided), IBMSG_T_SUCCESS);
+        for (int t = 0; t < NTYPES; t++) {
+            int index = -1;
+            ASSERT_EQ(ibmsg_t_event_get_index(type_names[t], &index), IBMSG_T_SUCCESS)
+                << type_names[t];
+            ASSERT_EQ(ibmsg_t_event_handle_alloc(index, obj != nullptr ? &obj : nullptr,
+                                                 IBMSG_INFO_NULL, &regs[t]),
+                      IBMSG_T_SUCCESS);
+            ctxs[t] = {this, Type(t)};
+            ASSERT_EQ(ibmsg_t_event_register_callback(regs[t], IBMSG_T_CB_REQUIRE_THREAD_SAFE,
+                                                      IBMSG_INFO_NULL, &ctxs[t], on_event),
+                      IBMSG_T_SUCCESS);
+        }
+    }
+    void stop()
+    {
+        for (auto &r : regs) {
+            EXPECT_EQ(ibmsg_t_event_handle_free(r, nullptr, nullptr), IBMSG_T_SUCCESS);
+        }
+        EXPECT_EQ(ibmsg_t_finalize(), IBMSG_T_SUCCESS);
+    }
+    std::vector<Seen> of(Type t) const
+    {
+        std::vector<Seen> out;
+        for (const Seen &s : seen) {
+            if (s.type == t) {
+                out.push_back(s);
+            }
+        }
+        return out;
+    }
+};
+
+// Source 0's clock, CLOCK_MONOTONIC in nanoseconds.
+long long now_ns()
+{
+    long long ts = 0;
+    EXPECT_EQ(ibmsg_t_source_get_timestamp(0, &ts), IBMSG_T_SUCCESS);
+    return ts;
+}
+
+double since_ms(std::chrono::steady_clock::time_point t0)
+{
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+} // namespace
+
+TEST(CoreEvents, ConnectedOncePerEndpoint)
+{
+    ibmsg_context_t ctx;
+    int ret = core_test::open_context(&ctx);
+    if (ret == IBMSG_ERR_NO_DEVICE) {
+        GTEST_SKIP() << kSkip;
+    }
+    ASSERT_EQ(ret, IBMSG_OK);
+    ibmsg_ep_t a, b;
+    ASSERT_EQ(ibmsg_ep_create(ctx, &a), IBMSG_OK);
+    ASSERT_EQ(ibmsg_ep_create(ctx, &b), IBMSG_OK);
+    Recorder all, only_b;
+    all.start();
+    only_b.start(b);
+    ASSERT_EQ(core_test::connect_pair(a, b), IBMSG_OK);
+    auto c = all.of(CONNECTED);
+    ASSERT_EQ(c.size(), 2u);
+    ASSERT_EQ(all.seen.size(), 2u);
+    const auto &ca = c[0].as<core_ev_ep_connected_elems_t>();
+    const auto &cb = c[1].as<core_ev_ep_connected_elems_t>();
+    EXPECT_EQ(ca.qpn, a->qpn);
+    EXPECT_EQ(ca.peer_qpn, b->qpn);
+    EXPECT_EQ(ca.credits, b->rq_depth);
+    EXPECT_EQ(cb.qpn, b->qpn);
+    EXPECT_EQ(cb.peer_qpn, a->qpn);
+    EXPECT_LT(c[0].ts, c[1].ts);
+    ASSERT_EQ(only_b.seen.size(), 1u); // bound to b: b's alone
+    EXPECT_EQ(only_b.seen[0].as<core_ev_ep_connected_elems_t>().qpn, b->qpn);
+    // Destroying an endpoint is no failure.
+    EXPECT_EQ(ibmsg_ep_destroy(a), IBMSG_OK);
+    EXPECT_EQ(ibmsg_ep_destroy(b), IBMSG_OK);
+    EXPECT_EQ(all.seen.size(), 2u);
+    only_b.stop();
+    all.stop();
+    EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
+}
+
+struct CoreEventsPair : core_test::PairTest {
+    Recorder rec;
+    void SetUp() override
+    {
+        open_pair();
+        if (IsSkipped() || HasFatalFailure()) {
+            return;
+        }
+        rec.start();
+    }
+    void TearDown() override
+    {
+        if (ctx != IBMSG_CONTEXT_NULL) {
+            rec.stop();
+            ibmsg_ep_destroy(a);
+            ibmsg_ep_destroy(b);
+            ibmsg_context_destroy(ctx);
+        }
+    }
+};
+
+TEST_F(CoreEventsPair, RendezvousStartedAndCompletedOnBothSides)
+{
+    const size_t len = 4 * limit + 3;
+    std::vector<uint8_t> out(len, 0x5a), in(len, 0);
+    ibmsg_request_t rr, sr;
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, b, in.data(), len, 77, IBMSG_TAG_MASK_EXACT, &rr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_isend(a, out.data(), len, 77, &sr), IBMSG_OK);
+    auto started = rec.of(RNDV_STARTED);
+    ASSERT_EQ(started.size(), 1u); // the sender's, at its RTS
+    const auto &s0 = started[0].as<core_ev_rndv_elems_t>();
+    EXPECT_EQ(s0.role, 0);
+    EXPECT_EQ(s0.tag, 77u);
+    EXPECT_EQ(s0.bytes, len);
+    const uint32_t id = s0.id;
+    ASSERT_EQ(ibmsg_request_wait(&rr, nullptr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&sr, nullptr), IBMSG_OK);
+    EXPECT_EQ(in, out);
+    started = rec.of(RNDV_STARTED);
+    ASSERT_EQ(started.size(), 2u);
+    const auto &s1 = started[1].as<core_ev_rndv_elems_t>();
+    EXPECT_EQ(s1.role, 1);
+    EXPECT_EQ(s1.tag, 77u);
+    EXPECT_EQ(s1.bytes, len);
+    EXPECT_EQ(s1.id, id);
+    auto done = rec.of(RNDV_COMPLETED);
+    ASSERT_EQ(done.size(), 2u); // the receiver's (data pulled), then the sender's (FIN)
+    const auto &d0 = done[0].as<core_ev_rndv_elems_t>();
+    const auto &d1 = done[1].as<core_ev_rndv_elems_t>();
+    EXPECT_EQ(d0.role, 1);
+    EXPECT_EQ(d0.bytes, len);
+    EXPECT_EQ(d0.status, IBMSG_OK);
+    EXPECT_EQ(d0.id, id);
+    EXPECT_EQ(d1.role, 0);
+    EXPECT_EQ(d1.bytes, len);
+    EXPECT_EQ(d1.status, IBMSG_OK);
+    EXPECT_EQ(d1.tag, 77u);
+    EXPECT_EQ(d1.id, id);
+    EXPECT_LT(started[1].ts, done[0].ts);
+    EXPECT_LT(done[0].ts, done[1].ts);
+    EXPECT_TRUE(rec.of(STALL_BEGUN).empty());
+
+    // Truncated: the receiver reads what fits and says so.
+    rec.seen.clear();
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, b, in.data(), len - 1000, 78, IBMSG_TAG_MASK_EXACT, &rr),
+              IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_isend(a, out.data(), len, 78, &sr), IBMSG_OK);
+    EXPECT_EQ(ibmsg_request_wait(&rr, nullptr), IBMSG_ERR_TRUNCATED);
+    ASSERT_EQ(ibmsg_request_wait(&sr, nullptr), IBMSG_OK);
+    done = rec.of(RNDV_COMPLETED);
+    ASSERT_EQ(done.size(), 2u);
+    EXPECT_EQ(done[0].as<core_ev_rndv_elems_t>().bytes, len - 1000);
+    EXPECT_EQ(done[0].as<core_ev_rndv_elems_t>().status, IBMSG_ERR_TRUNCATED);
+    EXPECT_EQ(done[0].as<core_ev_rndv_elems_t>().id, id + 1);
+    EXPECT_EQ(done[1].as<core_ev_rndv_elems_t>().status, IBMSG_OK);
+    // Eager messages raise nothing.
+    rec.seen.clear();
+    uint64_t v = 1;
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, b, &v, sizeof(v), 79, IBMSG_TAG_MASK_EXACT, &rr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_send(a, &v, sizeof(v), 79), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&rr, nullptr), IBMSG_OK);
+    EXPECT_TRUE(rec.seen.empty());
+}
+
+TEST_F(CoreEventsPair, SendStallBegunOnceAndEndedOnce)
+{
+    // More sends than credits, none progressed: the first that cannot go begins the stall.
+    const int n = int(a->cr.avail) + 20;
+    std::vector<uint64_t> vals(n), got(n);
+    std::vector<ibmsg_request_t> sends(n), recvs(n);
+    for (int i = 0; i < n; i++) {
+        vals[i] = uint64_t(i);
+        ASSERT_EQ(ibmsg_tag_irecv(ctx, b, &got[i], 8, 100 + i, IBMSG_TAG_MASK_EXACT, &recvs[i]),
+                  IBMSG_OK);
+    }
+    const long long t0 = now_ns();
+    for (int i = 0; i < n; i++) {
+        ASSERT_EQ(ibmsg_tag_isend(a, &vals[i], 8, 100 + i, &sends[i]), IBMSG_OK);
+    }
+    const long long t1 = now_ns();
+    auto begun = rec.of(STALL_BEGUN);
+    ASSERT_EQ(begun.size(), 1u);
+    EXPECT_EQ(begun[0].as<core_ev_stall_begun_elems_t>().qpn, a->qpn);
+    EXPECT_EQ(begun[0].as<core_ev_stall_begun_elems_t>().reason, IBMSG_T_STALL_CREDITS);
+    EXPECT_TRUE(rec.of(STALL_ENDED).empty());
+    for (int i = 0; i < n; i++) {
+        ASSERT_EQ(ibmsg_request_wait(&sends[i], nullptr), IBMSG_OK);
+        ASSERT_EQ(ibmsg_request_wait(&recvs[i], nullptr), IBMSG_OK);
+        EXPECT_EQ(got[i], uint64_t(i));
+    }
+    auto ended = rec.of(STALL_ENDED);
+    ASSERT_EQ(ended.size(), 1u);
+    EXPECT_EQ(ended[0].as<core_ev_stall_ended_elems_t>().qpn, a->qpn);
+    // The core's own reading of the clock (source 0's): from when it saw the stall (after t0,
+    // before the begun event was stamped) to when it saw the end (after t1, before the ended
+    // event was stamped).
+    const long long duration = (long long)ended[0].as<core_ev_stall_ended_elems_t>().duration_ns;
+    EXPECT_GE(begun[0].ts, t0);
+    EXPECT_LE(begun[0].ts, t1);
+    EXPECT_LE(duration, ended[0].ts - t0);
+    EXPECT_GE(duration, t1 - begun[0].ts);
+    EXPECT_EQ(rec.of(STALL_BEGUN).size(), 1u);
+}
+
+namespace
+{
+
+// Transport settings set low so a dead peer shows quickly (as in test_failure.cc).
+core_test::InfoFn fast_failure(int keepalive_ms)
+{
+    return [=](ibmsg_info_t info) {
+        ibmsg_info_set_int(info, "verbs_timeout", 10);
+        ibmsg_info_set_int(info, "verbs_retry_cnt", 1);
+        ibmsg_info_set_int(info, "core_keepalive_ms", keepalive_ms);
+    };
+}
+
+// A peer process connected to ep of ctx that sends one message (tag 5) and then sleeps; killed
+// by the caller. Returns its pid.
+pid_t start_peer(ibmsg_context_t ctx, ibmsg_ep_t *ep, ibmsg_oob_t *conn, int keepalive_ms)
+{
+    ibmsg_oob_t listener;
+    uint16_t port = 0;
+    EXPECT_EQ(ibmsg_oob_listen("127.0.0.1", 0, &listener), IBMSG_OK);
+    EXPECT_EQ(ibmsg_oob_port(listener, &port), IBMSG_OK);
+    fflush(nullptr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        ibmsg_oob_close(listener);
+        ibmsg_context_t pctx;
+        ibmsg_ep_t pep;
+        ibmsg_oob_t pconn;
+        uint64_t v = 42;
+        if (core_test::open_context(&pctx, getenv("IBMSG_VM_DEV_B"), fast_failure(keepalive_ms)) !=
+                IBMSG_OK ||
+            core_test::join_parent(pctx, port, &pep, &pconn) != IBMSG_OK ||
+            ibmsg_tag_send(pep, &v, sizeof(v), 5) != IBMSG_OK) {
+            _exit(10);
+        }
+        for (;;) {
+            pause();
+        }
+    }
+    EXPECT_EQ(ibmsg_ep_create(ctx, ep), IBMSG_OK);
+    EXPECT_EQ(ibmsg_oob_accept(listener, 20000, conn), IBMSG_OK);
+    EXPECT_EQ(ibmsg_oob_ep_connect(*conn, *ep, 20000), IBMSG_OK);
+    ibmsg_oob_close(listener);
+    uint64_t v = 0;
+    EXPECT_EQ(ibmsg_tag_recv(ctx, *ep, &v, 8, 5, IBMSG_TAG_MASK_EXACT, nullptr), IBMSG_OK);
+    return pid;
+}
+
+void kill_peer(pid_t pid)
+{
+    int status = 0;
+    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+}
+
+} // namespace
+
+// A sender whose peer was killed: the send's retries run out.
+TEST(CoreEventsFailure, PeerKilledRetryExceeded)
+{
+    ibmsg_context_t ctx;
+    int ret = core_test::open_context(&ctx, getenv("IBMSG_VM_DEV_A"), fast_failure(0));
+    if (ret == IBMSG_ERR_NO_DEVICE) {
+        GTEST_SKIP() << kSkip;
+    }
+    ASSERT_EQ(ret, IBMSG_OK);
+    Recorder rec;
+    rec.start();
+    ibmsg_ep_t ep;
+    ibmsg_oob_t conn;
+    pid_t pid = start_peer(ctx, &ep, &conn, 0);
+    ASSERT_EQ(rec.of(CONNECTED).size(), 1u);
+    kill_peer(pid);
+    uint64_t v = 7;
+    auto t0 = std::chrono::steady_clock::now();
+    while (ibmsg_ep_status(ep) == IBMSG_OK && since_ms(t0) < 20000) {
+        ibmsg_request_t r;
+        if (ibmsg_tag_isend(ep, &v, 8, 9, &r) == IBMSG_OK) {
+            ibmsg_request_wait(&r, nullptr);
+        }
+    }
+    ASSERT_EQ(ibmsg_ep_status(ep), IBMSG_ERR_PEER_FAILED);
+    for (int i = 0; i < 100; i++) { // the flushes that follow raise nothing more
+        ibmsg_context_progress(ctx, nullptr);
+    }
+    auto failed = rec.of(FAILED);
+    ASSERT_EQ(failed.size(), 1u);
+    EXPECT_EQ(failed[0].as<core_ev_ep_failed_elems_t>().qpn, ep->qpn);
+    EXPECT_EQ(failed[0].as<core_ev_ep_failed_elems_t>().cause, IBMSG_T_EP_FAIL_RETRY_EXCEEDED);
+    EXPECT_EQ(ibmsg_ep_destroy(ep), IBMSG_OK);
+    EXPECT_EQ(rec.of(FAILED).size(), 1u);
+    ibmsg_oob_close(conn);
+    rec.stop();
+    EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
+}
+
+// A receive-only survivor: its keepalive probe meets the dead peer.
+TEST(CoreEventsFailure, SilentPeerKeepalive)
+{
+    const int keepalive_ms = 300;
+    ibmsg_context_t ctx;
+    int ret = core_test::open_context(&ctx, getenv("IBMSG_VM_DEV_A"), fast_failure(keepalive_ms));
+    if (ret == IBMSG_ERR_NO_DEVICE) {
+        GTEST_SKIP() << kSkip;
+    }
+    ASSERT_EQ(ret, IBMSG_OK);
+    Recorder rec;
+    rec.start();
+    ibmsg_ep_t ep;
+    ibmsg_oob_t conn;
+    pid_t pid = start_peer(ctx, &ep, &conn, 0);
+    // A probe of the live peer may be under way: let it finish, so the next meets the dead one.
+    auto t0 = std::chrono::steady_clock::now();
+    while (ep->ka.probing && since_ms(t0) < 2000) {
+        ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
+    }
+    kill_peer(pid);
+    ibmsg_request_t r;
+    uint64_t v = 0;
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, ep, &v, 8, 6, IBMSG_TAG_MASK_EXACT, &r), IBMSG_OK);
+    EXPECT_EQ(ibmsg_request_wait(&r, nullptr), IBMSG_ERR_PEER_FAILED);
+    auto failed = rec.of(FAILED);
+    ASSERT_EQ(failed.size(), 1u);
+    EXPECT_EQ(failed[0].as<core_ev_ep_failed_elems_t>().qpn, ep->qpn);
+    EXPECT_EQ(failed[0].as<core_ev_ep_failed_elems_t>().cause, IBMSG_T_EP_FAIL_KEEPALIVE);
+    EXPECT_EQ(ibmsg_ep_destroy(ep), IBMSG_OK);
+    ibmsg_oob_close(conn);
+    rec.stop();
+    EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
+}
