@@ -1,8 +1,8 @@
 // Different contexts from different threads (ibmsg.h: "Different contexts are independent and
 // may be used by different threads at once"): threads with a context each, all started
 // together, every message verified byte by byte and counted exactly, while another thread reads
-// the sums through the tool interface. Labels rdma and tsan: test/run also runs it under
-// ThreadSanitizer in the guest.
+// the sums through the tool interface. Labels rdma and tsan: a ThreadSanitizer run in the guest
+// selects it (-L rdma -L tsan in build/tsan).
 #include <gtest/gtest.h>
 
 #include <atomic>
