@@ -35,6 +35,8 @@ static void pvars_usage(FILE *out)
     fprintf(out,
             "usage: ibmsg_pvars [--mpit[=VARIANT]] [--read | --watch SECONDS [--count N]]\n"
             "                   [--filter TEXT] [--json] [-h]\n"
+            "       ibmsg_pvars --events [--json]\n"
+            "       ibmsg_pvars --follow [--json] -- COMMAND [ARGS...]\n"
             "Lists ibmsg's control and performance variables by category (a variable in\n"
             "several categories shows under each), with class, datatype, binding, flags,\n"
             "scope, description and enumerations.\n"
@@ -60,6 +62,14 @@ static void pvars_usage(FILE *out)
             "               SIGTERM, with a final line\n"
             "  -c, --count N  stop watching after N intervals\n"
             "  -f, --filter TEXT  only variables whose name contains TEXT (--watch)\n"
+            "  -e, --events  list the timestamp sources and the event types, each with\n"
+            "               its binding, categories, elements and their enumeration\n"
+            "  -F, --follow -- COMMAND [ARGS...]  run COMMAND and print its events as\n"
+            "               they happen, one line each: timestamp, pid, source, event,\n"
+            "               element=value... (--json: one JSON object per line); every\n"
+            "               process of COMMAND that loads the shared libibmsg is followed\n"
+            "               (an agent is preloaded into it), its standard output goes to\n"
+            "               standard error; the exit status is COMMAND's\n"
             "  -h, --help   this text\n"
             "Exit status: 0 ok, 1 a tool interface call failed, 2 bad usage.\n");
 }
@@ -70,12 +80,15 @@ static int pvars_parse(int argc, char **argv, pvars_state_t *st)
         {"read", no_argument, NULL, 'r'},         {"mpit", optional_argument, NULL, 'm'},
         {"watch", required_argument, NULL, 'w'},  {"count", required_argument, NULL, 'c'},
         {"filter", required_argument, NULL, 'f'}, {"json", no_argument, NULL, 'j'},
+        {"events", no_argument, NULL, 'e'},       {"follow", no_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     int c;
 
     opterr = 0; /* our own message, which names the program and the option */
-    while ((c = getopt_long(argc, argv, ":rjhm::w:c:f:", options, NULL)) != -1) {
+    bool follow = false;
+
+    while ((c = getopt_long(argc, argv, "+:rjheFm::w:c:f:", options, NULL)) != -1) {
         char *end = NULL;
 
         switch (c) {
@@ -110,6 +123,12 @@ static int pvars_parse(int argc, char **argv, pvars_state_t *st)
         case 'r':
             st->read = true;
             break;
+        case 'e':
+            st->events = true;
+            break;
+        case 'F':
+            follow = true;
+            break;
         case 'j':
             st->json = true;
             break;
@@ -133,9 +152,25 @@ static int pvars_parse(int argc, char **argv, pvars_state_t *st)
         }
         }
     }
+    if (follow) {
+        if (optind >= argc) {
+            fprintf(stderr, "ibmsg_pvars: --follow needs a command: --follow -- COMMAND\n");
+            return 2;
+        }
+        if (st->read || st->watch > 0 || st->mpit != NULL || st->events) {
+            fprintf(stderr, "ibmsg_pvars: --follow goes with --json only\n");
+            return 2;
+        }
+        st->follow_argv = &argv[optind];
+        return -1;
+    }
     if (optind < argc) {
         fprintf(stderr, "ibmsg_pvars: unexpected argument '%s'\n", argv[optind]);
         pvars_usage(stderr);
+        return 2;
+    }
+    if (st->events && (st->read || st->watch > 0 || st->mpit != NULL)) {
+        fprintf(stderr, "ibmsg_pvars: --events goes with --json only\n");
         return 2;
     }
     if (st->watch > 0 && st->read) {
@@ -158,6 +193,11 @@ int main(int argc, char **argv)
     if (status >= 0) {
         return status;
     }
+    if (st.follow_argv != NULL) {
+        /* The events are the command's: this process needs no tool interface of its own. */
+        rc = pvars_follow(&st, &status);
+        return rc == IBMSG_OK ? status : 1;
+    }
     if (st.mpit != NULL && pvars_mpit_setup(&st, argv) != IBMSG_OK) {
         return 1;
     }
@@ -166,16 +206,20 @@ int main(int argc, char **argv)
         pvars_fail(rc, "%s: init_thread", pvars_api->name);
         return 1;
     }
-    rc = pvars_load(&st);
-    if (rc == IBMSG_OK && st.watch > 0) {
+    if (st.events) {
+        rc = pvars_events(&st);
+    } else {
+        rc = pvars_load(&st);
+    }
+    if (rc == IBMSG_OK && !st.events && st.watch > 0) {
         rc = pvars_watch(&st);
-    } else if (rc == IBMSG_OK && st.read) {
+    } else if (rc == IBMSG_OK && !st.events && st.read) {
         rc = pvars_cvars_read(&st);
         if (rc == IBMSG_OK) {
             rc = pvars_pvars_read(&st);
         }
     }
-    if (rc == IBMSG_OK && st.watch == 0) {
+    if (rc == IBMSG_OK && !st.events && st.watch == 0) {
         if (st.json) {
             rc = pvars_json(&st);
         } else if (st.read) {

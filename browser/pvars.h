@@ -69,6 +69,8 @@ typedef struct pvars_state {
     double watch;       /* --watch: seconds per interval, 0: no watch */
     long count;         /* --count: intervals to watch, 0: until interrupted */
     const char *filter; /* --filter: only variables whose name contains it */
+    bool events;        /* --events: list the event types and timestamp sources */
+    char **follow_argv; /* --follow: the command to run and follow (NULL-terminated), or NULL */
     int num_cvars, num_pvars, num_categories, num_roots;
     pvars_var_t *cvars;
     pvars_var_t *pvars;
@@ -149,5 +151,14 @@ int pvars_json(const pvars_state_t *st);
 int pvars_watch(pvars_state_t *st);
 /* Re-executes under the MPI_T layer (parent) or takes the MPI_T backend (child). */
 int pvars_mpit_setup(pvars_state_t *st, char **argv);
+
+/* ---- --events (pvars_events.c) and --follow (pvars_follow.c) ----------------------------------
+ */
+
+/* Lists the timestamp sources and the event types with their elements (text or JSON). */
+int pvars_events(const pvars_state_t *st);
+/* Runs st->follow_argv with the agent preloaded and copies its event lines to stdout until the
+ * command's tree ends; *exit_status is the command's. Error (reported) when it cannot run it. */
+int pvars_follow(const pvars_state_t *st, int *exit_status);
 
 #endif
