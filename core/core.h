@@ -17,6 +17,7 @@
 #include "core/ep_addr.h"
 #include "core/failure.h"
 #include "core/match.h"
+#include "core/qpt.h"
 #include "core/rndv.h"
 #include "core/rma.h"
 #include "core/wire.h"
@@ -25,12 +26,14 @@
 #include "verbs/pool.h"
 #include "verbs/qp.h"
 #include "verbs/reg_cache.h"
+#include "verbs/srq.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* A receive bounce buffer: posted to an endpoint's RQ, or held in the unexpected queue. */
+/* A receive bounce buffer: posted to the SRQ or an endpoint's RQ, or held in the unexpected queue.
+ */
 typedef struct core_rdesc {
     verbs_buf_t buf; /* first: the pool's part */
     core_mq_entry_t mq;
@@ -100,7 +103,8 @@ struct ibmsg_ep_s {
     /* Send queue: entries [sq_tail, sq_head) are posted (or held: core_ep_flush) and not known
      * complete. */
     core_sslot_t *sring;
-    uint32_t sq_depth; /* power of two, <= the granted depth */
+    uint32_t sq_depth; /* ring entries, a power of two */
+    uint32_t sq_room;  /* entries posted at most: <= sq_depth and the granted depth */
     uint32_t sq_mask;
     uint32_t signal_interval;
     uint32_t send_batch; /* messages held for one post (core_send_batch; 1: none held) */
@@ -110,7 +114,8 @@ struct ibmsg_ep_s {
     uint64_t sq_last_signal;
     uint32_t signals_outstanding;
 
-    /* Receive queue: rq_posted buffers posted; nrepost consumed ones wait to be reposted. */
+    /* Its own receive queue (no SRQ; rq_depth 0 with one): rq_posted buffers posted; nrepost
+     * consumed ones wait to be reposted. */
     uint32_t rq_depth;
     uint32_t rq_posted;
     uint32_t nrepost;
@@ -170,8 +175,23 @@ struct ibmsg_context_s {
     struct ibmsg_ep_s *eps;
     struct ibmsg_ep_s *zombies; /* endpoints whose queue pair did not drain: freed last */
     struct ibmsg_ep_s *dirty;
-    uint32_t scq_reserved;
-    uint32_t rcq_reserved;
+    /* The shared receive queue (NULL: per-endpoint receive queues, core/srq.h). */
+    verbs_srq_t *srq;
+    uint32_t srq_posted; /* buffers posted now */
+    uint32_t
+        srq_target;     /* what refills bring it back to: core_srq_depth, doubled on limit events */
+    uint32_t srq_max;   /* core_srq_max, capped by the device */
+    uint32_t srq_limit; /* the armed limit: target / 4 */
+    uint32_t srq_batch; /* a refill while messages arrive waits for this many */
+    uint8_t srq_empty;  /* every posted buffer was consumed (counted once until a refill) */
+    uint8_t srq_pool_logged;
+    core_qpt_t qpt; /* QP number -> endpoint, for the SRQ's completions */
+    /* Send CQ budget: work requests of all endpoints posted and not known complete (a QP in
+       error flushes each with a completion, signalled or not) never exceed the CQ's entries. */
+    uint64_t sq_out;
+    uint64_t sq_budget;
+    uint8_t sq_stalled;    /* a post waited for the budget: completions wake the endpoints */
+    uint32_t rcq_reserved; /* per-endpoint receive queues only: their buffers posted at most */
     uint32_t signals_outstanding; /* of all its endpoints: core_progress polls the send CQ by it */
     uint8_t scq_due;              /* poll the send CQ at the next call whatever came (progress.c) */
     uint32_t eager_limit;
@@ -263,10 +283,38 @@ static inline void core_signals_done(struct ibmsg_ep_s *ep, uint32_t n)
     ep->signals_outstanding -= n;
     ep->ctx->signals_outstanding -= n;
 }
-/** Whether a data message may be posted on ep now. */
-static inline int core_ep_can_send(const struct ibmsg_ep_s *ep)
+/* cq_budget.c */
+/** Out of line: grow the send CQ so n more entries fit the budget, or mark the stall (0). */
+int core_scq_grow(struct ibmsg_context_s *ctx, uint32_t n);
+/** Completions freed send CQ entries after a stall: every connected endpoint is serviced again. */
+void core_scq_wake(struct ibmsg_context_s *ctx);
+/** Reserve n receive CQ entries (per-endpoint receive queues), growing the CQ when needed. */
+int core_rcq_reserve(struct ibmsg_context_s *ctx, uint32_t n);
+/** Whether n more work requests may be posted on ep: its send queue and the send CQ's budget. */
+static inline int core_sq_room(struct ibmsg_ep_s *ep, uint32_t n)
 {
-    return core_credit_can_send_data(&ep->cr) && ep->sq_head - ep->sq_tail < ep->sq_depth;
+    struct ibmsg_context_s *ctx = ep->ctx;
+
+    if (ep->sq_head - ep->sq_tail + n > ep->sq_room) {
+        return 0;
+    }
+    return util_likely(ctx->sq_out + n <= ctx->sq_budget) || core_scq_grow(ctx, n);
+}
+/** A work request of ep was posted (or held) in slot sq_head. */
+static inline void core_sq_push(struct ibmsg_ep_s *ep)
+{
+    ep->sq_head++;
+    ep->ctx->sq_out++;
+}
+/** The peer's send window on ep: core_credits (the buffers posted for it, without an SRQ). */
+static inline uint32_t core_ep_window(const struct ibmsg_ep_s *ep)
+{
+    return (uint32_t)ep->ctx->cfg.credits;
+}
+/** Whether a data message may be posted on ep now. */
+static inline int core_ep_can_send(struct ibmsg_ep_s *ep)
+{
+    return core_credit_can_send_data(&ep->cr) && core_sq_room(ep, 1);
 }
 /** The largest payload sent eagerly on ep with tag: longer ones go by rendezvous. */
 static inline uint32_t core_ep_eager_max(const struct ibmsg_ep_s *ep, uint64_t tag)
@@ -283,6 +331,18 @@ void core_ep_fail(struct ibmsg_ep_s *ep, int error);
 
 /* ep.c */
 int core_ep_repost(struct ibmsg_ep_s *ep);
+
+/* srq.c */
+/** Create the context's SRQ and post its first buffers: IBMSG_ERR_NOT_SUPPORTED for none. */
+int core_srq_init(struct ibmsg_context_s *ctx);
+/** Destroy it (every QP gone) and give its posted buffers back to the pool. */
+void core_srq_cleanup(struct ibmsg_context_s *ctx);
+/** Post up to want buffers to the SRQ. */
+void core_srq_refill(struct ibmsg_context_s *ctx, uint32_t want);
+/** Read the device's pending async events (a syscall): the SRQ limit, QP and CQ errors. */
+void core_srq_async(struct ibmsg_context_s *ctx);
+/** Poll and handle the receive CQ until it is empty (an endpoint's QP was just destroyed). */
+void core_drain_recv_cq(struct ibmsg_context_s *ctx);
 
 /* failure.c */
 /** Set up a new context's keepalive clock from its settings. */

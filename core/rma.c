@@ -83,7 +83,7 @@ static int rma_post(ibmsg_ep_t ep, struct ibmsg_request_s *req)
         verbs_sge_t sge;
         int status;
 
-        if (util_unlikely(ep->sq_head - ep->sq_tail >= ep->sq_depth)) {
+        if (util_unlikely(!core_sq_room(ep, 1))) {
             return 0;
         }
         sge.addr = (uintptr_t)req->buf + r->posted;
@@ -105,7 +105,7 @@ static int rma_post(ibmsg_ep_t ep, struct ibmsg_request_s *req)
         if (util_unlikely(status != IBMSG_OK)) {
             return rma_post_failed(ep, slot, flags);
         }
-        ep->sq_head++;
+        core_sq_push(ep);
         r->posted += frag;
         req->state = CORE_REQ_ACTIVE;
     } while (r->posted < req->len);

@@ -17,6 +17,7 @@ extern "C" {
 #endif
 
 typedef struct verbs_qp verbs_qp_t;
+typedef struct verbs_srq verbs_srq_t;
 
 /* Queue sizes asked for; verbs_qp_caps gives what the device granted. */
 typedef struct verbs_qp_params {
@@ -25,6 +26,7 @@ typedef struct verbs_qp_params {
     uint32_t max_inline;
     uint32_t max_rd_atomic; /* caps only: RDMA READs this QP may have outstanding */
     uint32_t send_batch;    /* sends held for one doorbell at most (VERBS_SEND_DEFER; <= 1: none) */
+    verbs_srq_t *srq;       /* receives come from this SRQ (rq_depth 0); NULL: the QP's own RQ */
 } verbs_qp_params_t;
 
 /* Transport settings for RTR and RTS (IB encodings: see the cvars that set them). */
