@@ -134,6 +134,14 @@ struct ibmsg_ep_s {
     struct ibmsg_ep_s *next, *prev; /* the context's endpoints */
     core_rma_ep_t rma;
     core_ep_keepalive_t ka; /* failure.c */
+    /* The peer's window over the shared receive queue (core/srq.c): data credits it holds that
+     * count against the SRQ's budget, credits this call may return beyond it (a waiter's turn),
+     * and its place among the endpoints whose returns wait for room. */
+    uint32_t srq_lent;
+    uint32_t srq_ticket;
+    uint32_t srq_seen_rx; /* rx_seq at the last stall (core_srq_serve) */
+    uint8_t srq_waiting;
+    struct ibmsg_ep_s *srq_wait_next;
 };
 
 /*
@@ -185,7 +193,17 @@ struct ibmsg_context_s {
     uint32_t srq_batch; /* a refill while messages arrive waits for this many */
     uint8_t srq_empty;  /* every posted buffer was consumed (counted once until a refill) */
     uint8_t srq_pool_logged;
-    core_qpt_t qpt; /* QP number -> endpoint, for the SRQ's completions */
+    /* Credits lent over the SRQ (core/srq.c): the data credits its endpoints' peers hold, tickets
+       included, kept within core_srq_budget once the queue ran low (srq_pressure); endpoints
+       owed returns that wait for room, in order; when the wait began with nothing arriving
+       (0: none). */
+    uint8_t srq_pressure;
+    uint32_t srq_lent;
+    uint32_t srq_nwait;
+    struct ibmsg_ep_s *srq_wait_head, *srq_wait_tail;
+    uint64_t srq_stall_ns;
+    uint64_t srq_stall_after_ns; /* CORE_SRQ_STALL_NS or two ACK timeouts if longer */
+    core_qpt_t qpt;              /* QP number -> endpoint, for the SRQ's completions */
     /* Send CQ budget: work requests of all endpoints posted and not known complete (a QP in
        error flushes each with a completion, signalled or not) never exceed the CQ's entries. */
     uint64_t sq_out;
@@ -311,6 +329,63 @@ static inline uint32_t core_ep_window(const struct ibmsg_ep_s *ep)
 {
     return (uint32_t)ep->ctx->cfg.credits;
 }
+/*
+ * The SRQ's credit budget (core/srq.c): the data credits senders may hold at once. Returns go
+ * after the refill, which leaves fewer than srq_batch buffers missing, so each credit lent has a
+ * buffer posted for it and no sender meets an empty queue; as many again are kept for what
+ * the budget does not count (explicit credit returns: a peer's last credit).
+ */
+static inline uint32_t core_srq_budget(const struct ibmsg_context_s *ctx)
+{
+    return ctx->srq_target > 2 * ctx->srq_batch ? ctx->srq_target - 2 * ctx->srq_batch : 1;
+}
+/** Data credits ep's peer holds (sent and in flight or unused): its window less those owed. */
+static inline uint32_t core_srq_peer_data(const struct ibmsg_ep_s *ep)
+{
+    uint32_t w = core_ep_window(ep);
+
+    return ep->cr.to_return + 1 < w ? w - 1 - ep->cr.to_return : 0;
+}
+/** Credits owed to ep's peer that may go back now, at most max: with an SRQ, within its budget. */
+static inline uint32_t core_ep_return_max(const struct ibmsg_ep_s *ep, uint32_t max)
+{
+    const struct ibmsg_context_s *ctx = ep->ctx;
+    uint32_t allow, budget;
+
+    if (util_likely(ctx->srq == NULL || !ctx->srq_pressure)) {
+        return max;
+    }
+    allow = ep->srq_ticket;
+    budget = core_srq_budget(ctx);
+    if (ctx->srq_wait_head == NULL && ctx->srq_lent < budget) {
+        allow += budget - ctx->srq_lent; /* nobody waits: any room is ep's */
+    }
+    return UTIL_MIN(allow, max);
+}
+/** n credits went back to ep's peer (SRQ): they count against the budget, a ticket first. */
+static inline void core_srq_returned(struct ibmsg_ep_s *ep, uint32_t n)
+{
+    struct ibmsg_context_s *ctx = ep->ctx;
+    uint32_t from_ticket = UTIL_MIN(n, ep->srq_ticket);
+    uint32_t lent = UTIL_MIN(ep->srq_lent + n, core_srq_peer_data(ep));
+
+    ep->srq_ticket -= from_ticket;
+    ctx->srq_lent += lent - ep->srq_lent;
+    ctx->srq_lent -= from_ticket;
+    ep->srq_lent = lent;
+}
+/** A buffer ep's peer filled was consumed (SRQ): its credit is owed, no longer lent. */
+static inline void core_srq_consumed(struct ibmsg_ep_s *ep)
+{
+    uint32_t data;
+
+    core_credit_reposted(&ep->cr, 1);
+    data = core_srq_peer_data(ep);
+    if (ep->srq_lent > data) {
+        ep->ctx->srq_lent -= ep->srq_lent - data;
+        ep->srq_lent = data;
+    }
+}
 /** Whether a data message may be posted on ep now. */
 static inline int core_ep_can_send(struct ibmsg_ep_s *ep)
 {
@@ -339,6 +414,19 @@ int core_srq_init(struct ibmsg_context_s *ctx);
 void core_srq_cleanup(struct ibmsg_context_s *ctx);
 /** Post up to want buffers to the SRQ. */
 void core_srq_refill(struct ibmsg_context_s *ctx, uint32_t want);
+/** ep connected: its peer's first window counts against the SRQ's budget. */
+void core_srq_ep_connected(struct ibmsg_ep_s *ep);
+/** ep failed or closes: its credits leave the budget and it waits no more. */
+void core_srq_ep_release(struct ibmsg_ep_s *ep);
+/** A credit return of ep found no room: it waits for its turn (core_srq_serve). */
+void core_srq_wait(struct ibmsg_ep_s *ep);
+/**
+ * Give waiting endpoints tickets from the budget's room, in order; called by progress after the
+ * refill while any wait. idle: nothing arrived in this call; when nothing has arrived for
+ * CORE_SRQ_STALL_NS while endpoints waited, the credits of peers silent since the previous such
+ * stall are forgiven (idle holders).
+ */
+void core_srq_serve(struct ibmsg_context_s *ctx, int idle);
 /** Read the device's pending async events (a syscall): the SRQ limit, QP and CQ errors. */
 void core_srq_async(struct ibmsg_context_s *ctx);
 /** Poll and handle the receive CQ until it is empty (an endpoint's QP was just destroyed). */

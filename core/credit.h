@@ -3,8 +3,10 @@
  * returned. Without a shared receive queue the peer posts exactly that many buffers for it, so
  * no send ever finds its receive queue empty (an RNR retry costs a kernel tick, ~4 ms on rxe).
  * With one (core/srq.c) the window is over the shared pool: the receiver owes the credit when
- * it consumes the buffer, and bounds what one sender holds; the pool itself may run empty,
- * when RNR retries (forever) are the last resort, which loses nothing.
+ * it consumes the buffer, and returns it only within the pool's credit budget (in turn, when
+ * several wait), so the windows together stay within the buffers posted; only first windows
+ * (or the credits of idle senders, forgiven) can find the pool empty, when RNR retries (forever)
+ * are the last resort, which loses nothing.
  *
  * Rules (deadlock-free with threshold >= 2 and threshold <= local slots - 1):
  *  - every message, data or credit return, consumes one peer buffer (one credit);

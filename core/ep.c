@@ -256,6 +256,7 @@ int ibmsg_ep_connect(ibmsg_ep_t ep, const void *blob, size_t len)
         return status;
     }
     core_credit_init(&ep->cr, a.credits, core_ep_window(ep));
+    core_srq_ep_connected(ep);
     ep->peer_limit = UTIL_MIN(a.eager_limit, ep->ctx->eager_limit);
     ep->state = CORE_EP_CONNECTED;
     util_debug("qp 0x%x: connected to qp 0x%x (credits %u, limit %u)", ep->qpn, a.qp.qpn, a.credits,

@@ -32,7 +32,7 @@ static inline void ep_queue_repost(ibmsg_ep_t ep, core_rdesc_t *d)
     if (ctx->srq != NULL) {
         verbs_pool_put(ctx->rpool, &d->buf);
         core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
-        core_credit_reposted(&ep->cr, 1);
+        core_srq_consumed(ep);
     } else {
         ep->repost[ep->nrepost++] = d;
     }
@@ -101,6 +101,7 @@ void core_ep_fail(ibmsg_ep_t ep, int error)
         }
     }
     ep_drop_held(ep); /* after the state change: nothing it ends may post again */
+    core_srq_ep_release(ep);
     while ((e = core_mq_list_first(&ep->pending)) != NULL) {
         struct ibmsg_request_s *req = util_container_of(e, struct ibmsg_request_s, mq);
         core_mq_list_remove(e);
@@ -179,7 +180,7 @@ static void recv_unexpected(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d,
     core_mq_push_unexpected(&ctx->mq, &d->mq);
     if (ctx->srq != NULL) {
         /* The buffer stays with the message; the SRQ's refill takes a fresh one. */
-        core_credit_reposted(&ep->cr, 1);
+        core_srq_consumed(ep);
         core_ep_mark_dirty(ep);
         return;
     }
@@ -369,6 +370,7 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
     verbs_buf_t *b = NULL;
     unsigned flags = invalidate != NULL ? VERBS_SEND_INVALIDATE : 0;
     int nsge = 0, status;
+    uint16_t grant;
 
     if ((int64_t)len > ep->inline_max) {
         b = verbs_pool_get(ctx->spool);
@@ -377,14 +379,20 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
         }
         core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, 1);
     }
+    /* Owed credits ride along: with an SRQ, those its budget has room for (core/srq.c). */
+    grant = core_credit_consume(&ep->cr, core_ep_return_max(ep, compact ? CORE_WIRE_IMM_CREDITS_MAX
+                                                                        : CORE_CREDIT_MAX_GRANT));
+    if (ctx->srq != NULL && grant != 0) {
+        core_srq_returned(ep, grant);
+    }
     if (compact) {
-        ex = core_wire_imm_make(tag, core_credit_consume(&ep->cr, CORE_WIRE_IMM_CREDITS_MAX));
+        ex = core_wire_imm_make(tag, grant);
         ep->tx_seq++;
         flags |= VERBS_SEND_IMM;
     } else {
         hdr.type = type;
         hdr.flags = hdr_flags;
-        hdr.credits = core_credit_consume(&ep->cr, CORE_CREDIT_MAX_GRANT);
+        hdr.credits = grant;
         hdr.seq = ep->tx_seq++;
         hdr.tag = tag;
         hdr.length = len;
@@ -492,6 +500,36 @@ int core_ep_flush(ibmsg_ep_t ep)
     return IBMSG_OK;
 }
 
+/*
+ * An explicit credit return, when enough are owed. With an SRQ also when the endpoint's turn
+ * came (a ticket), and only as far as the budget has room: a return that finds none waits for
+ * its turn (core/srq.c), and a ticket not spent now goes back to the budget.
+ */
+static void ep_return_credits(ibmsg_ep_t ep)
+{
+    ibmsg_context_t ctx = ep->ctx;
+
+    if (ctx->srq == NULL) {
+        if (core_credit_return_due(&ep->cr) && core_credit_can_send_return(&ep->cr) &&
+            core_sq_room(ep, 1)) {
+            core_ep_post_msg(ep, CORE_WIRE_CREDIT, 0, NULL, 0);
+        }
+        return;
+    }
+    if ((core_credit_return_due(&ep->cr) || ep->srq_ticket != 0) && ep->cr.to_return != 0 &&
+        core_credit_can_send_return(&ep->cr) && core_ep_return_max(ep, 1) != 0 &&
+        core_sq_room(ep, 1)) {
+        core_ep_post_msg(ep, CORE_WIRE_CREDIT, 0, NULL, 0);
+    }
+    if (ep->srq_ticket != 0) {
+        ctx->srq_lent -= ep->srq_ticket;
+        ep->srq_ticket = 0;
+    }
+    if (core_credit_return_due(&ep->cr) && core_ep_return_max(ep, 1) == 0) {
+        core_srq_wait(ep);
+    }
+}
+
 void core_ep_service(ibmsg_ep_t ep)
 {
     core_mq_entry_t *e;
@@ -527,10 +565,7 @@ void core_ep_service(ibmsg_ep_t ep)
         core_mq_list_remove(e);
         core_req_complete(req, IBMSG_OK);
     }
-    if (core_credit_return_due(&ep->cr) && core_credit_can_send_return(&ep->cr) &&
-        core_sq_room(ep, 1)) {
-        core_ep_post_msg(ep, CORE_WIRE_CREDIT, 0, NULL, 0);
-    }
+    ep_return_credits(ep);
 }
 
 int core_poll_send_cq(ibmsg_context_t ctx)
@@ -570,7 +605,11 @@ static inline void srq_progress(ibmsg_context_t ctx, int n)
         core_srq_refill(ctx, missing);
     }
     if (util_unlikely(low)) {
+        ctx->srq_pressure = 1; /* credit returns keep within the budget from now on */
         core_srq_async(ctx);
+    }
+    if (util_unlikely(ctx->srq_wait_head != NULL) || ctx->srq_stall_ns != 0) {
+        core_srq_serve(ctx, n == 0);
     }
 }
 
