@@ -23,20 +23,30 @@ extern "C" {
       "IBMSG_TAG_COMPACT_MAX)")                                                                  \
     X(inline_limit, "core_inline_limit", 200, 0, 1024,                                           \
       "messages of up to this many bytes go inline (capped by the device's max_inline)")         \
-    X(credits, "core_credits", 64, 4, 4096, "receive buffers posted per endpoint (credits)")     \
-    X(sq_depth, "core_sq_depth", 128, 8, 16384, "send queue entries per endpoint")               \
+    X(credits, "core_credits", 64, 4, 4096,                                                      \
+      "per-endpoint send window: messages a sender may have unconsumed at the receiver "         \
+      "(without a shared receive queue: receive buffers posted per endpoint)")                   \
+    X(srq, "core_srq", 1, 0, 1,                                                                  \
+      "1: eager receive buffers in one shared receive queue per context when the device has "    \
+      "one; 0: per-endpoint receive queues")                                                     \
+    X(srq_depth, "core_srq_depth", 256, 4, 1048576,                                              \
+      "receive buffers posted to the shared receive queue at context creation")                  \
+    X(srq_max, "core_srq_max", 2048, 4, 1048576,                                                 \
+      "receive buffers the shared receive queue grows to at most (on its limit events)")         \
+    X(sq_depth, "core_sq_depth", 64, 8, 16384, "send queue entries per endpoint")                \
     X(signal_interval, "core_signal_interval", 16, 1, 1024,                                      \
       "request a send completion every this many sends (at most half the send queue)")           \
     X(send_batch, "core_send_batch", 32, 1, 64,                                                  \
       "messages held to leave in one post (doorbell): they go when this many are held, at the "  \
       "next progress call (test, wait, progress) or before any other work request; 1: at once")  \
     X(poll_batch, "core_poll_batch", 16, 1, 64, "completions taken per CQ poll")                 \
-    X(cq_size, "core_cq_size", 4096, 64, 32767, "entries of each completion queue")              \
+    X(cq_size, "core_cq_size", 1024, 64, 32767,                                                  \
+      "initial entries of each completion queue (grown up to the device's maximum)")             \
     X(timeout, "verbs_timeout", 14, 1, 31, "RC local ACK timeout, 4.096 us * 2^value")           \
     X(retry_cnt, "verbs_retry_cnt", -1, -1, 7,                                                   \
       "RC transport retries; -1: 7, or 6 on Soft-RoCE (which takes 7 as forever: a dead peer "   \
       "would go unnoticed)")                                                                     \
-    X(rnr_retry, "verbs_rnr_retry", 7, 0, 7, "RC RNR retries (7: forever; credits avoid RNR)")   \
+    X(rnr_retry, "verbs_rnr_retry", 7, 0, 7, "RC RNR retries (7: forever, the last resort of a shared receive queue)")  \
     X(min_rnr_timer, "verbs_min_rnr_timer", 12, 0, 31, "RC minimal RNR NAK timer (IB encoding)") \
     X(sl, "verbs_sl", 0, 0, 15,                                                                  \
       "service level of the connections (IB: the SL to VL map; RoCE: "                           \

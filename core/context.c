@@ -8,14 +8,17 @@
 
 /* Receive buffers come in chunks of this many at least (one registration each). */
 #define CORE_POOL_CHUNK_MIN 64
+/* With a shared receive queue, in chunks of this many (2 MiB of 8 KiB buffers). */
+#define CORE_SRQ_POOL_CHUNK 256
 
 int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
 {
     verbs_dev_params_t dp;
     verbs_rcache_params_t rcp;
+    const verbs_dev_info_t *di;
     ibmsg_context_t ctx;
-    uint32_t chunk;
-    int status;
+    uint32_t chunk, rcq_size;
+    int status, want_srq;
 
     if (ctx_p == NULL) {
         return IBMSG_ERR_INVALID;
@@ -40,18 +43,29 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
     if (status != IBMSG_OK) {
         goto err_release_config;
     }
-    status = verbs_cq_create(ctx->dev, (int)ctx->cfg.cq_size, &ctx->scq);
+    di = verbs_dev_info(ctx->dev);
+    status = verbs_cq_create(ctx->dev, (int)UTIL_MIN((uint32_t)ctx->cfg.cq_size, di->max_cqe),
+                             &ctx->scq);
     if (status != IBMSG_OK) {
         goto err_close_dev;
     }
-    status = verbs_cq_create(ctx->dev, (int)ctx->cfg.cq_size, &ctx->rcq);
+    ctx->sq_budget = (uint64_t)verbs_cq_size(ctx->scq);
+    /* An SRQ's receive CQ never grows: each posted buffer completes at most once. */
+    want_srq = ctx->cfg.srq != 0 && di->max_srq > 0 && di->max_srq_wr > 0;
+    rcq_size = (uint32_t)ctx->cfg.cq_size;
+    if (want_srq) {
+        rcq_size = UTIL_MAX(rcq_size, (uint32_t)UTIL_MIN((uint64_t)ctx->cfg.srq_max + 1,
+                                                         (uint64_t)di->max_srq_wr + 1));
+    }
+    status = verbs_cq_create(ctx->dev, (int)UTIL_MIN(rcq_size, di->max_cqe), &ctx->rcq);
     if (status != IBMSG_OK) {
         goto err_destroy_scq;
     }
     ctx->eager_limit = (uint32_t)ctx->cfg.eager_limit;
     ctx->buf_size = core_wire_buf_size(ctx->eager_limit);
     ctx->eager_hdr_max = core_wire_eager_max(ctx->eager_limit, UINT64_MAX);
-    chunk = UTIL_MAX((uint32_t)ctx->cfg.credits, (uint32_t)CORE_POOL_CHUNK_MIN);
+    chunk = want_srq ? CORE_SRQ_POOL_CHUNK
+                     : UTIL_MAX((uint32_t)ctx->cfg.credits, (uint32_t)CORE_POOL_CHUNK_MIN);
     status = verbs_pool_create(ctx->dev, "recv", ctx->buf_size, sizeof(core_rdesc_t), chunk, 0,
                                &ctx->rpool);
     if (status != IBMSG_OK) {
@@ -76,6 +90,13 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
     status = verbs_mr_cache_create(ctx->dev, &rcp, ctx->cnt, &ctx->rcache);
     if (status != IBMSG_OK) {
         goto err_destroy_spool;
+    }
+    status = core_srq_init(ctx);
+    if (status != IBMSG_OK) {
+        util_info("%s: no shared receive queue (core_srq %lld, max_srq %u, %s): per-endpoint "
+                  "receive queues of %lld buffers",
+                  di->name, (long long)ctx->cfg.srq, di->max_srq, ibmsg_status_string(status),
+                  (long long)ctx->cfg.credits);
     }
     core_mq_init(&ctx->mq, ctx->cnt);
     core_keepalive_init(ctx);
@@ -108,6 +129,7 @@ int ibmsg_context_destroy(ibmsg_context_t ctx)
     while (ctx->eps != NULL) {
         ibmsg_ep_destroy(ctx->eps);
     }
+    core_srq_cleanup(ctx);     /* its QPs are gone; before the pool's memory goes */
     core_rma_ctx_cleanup(ctx); /* before the protection domain goes */
     core_req_free_all(ctx);
     verbs_rcache_destroy(ctx->rcache);
@@ -124,6 +146,7 @@ int ibmsg_context_destroy(ibmsg_context_t ctx)
         free(ep->sring);
         free(ep);
     }
+    core_qpt_free(&ctx->qpt);
     verbs_dev_close(ctx->dev);
     cnt_block_destroy(ctx->cnt);
     free(ctx);

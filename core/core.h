@@ -18,6 +18,7 @@
 #include "core/ep_addr.h"
 #include "core/failure.h"
 #include "core/match.h"
+#include "core/qpt.h"
 #include "core/rndv.h"
 #include "core/rma.h"
 #include "core/wire.h"
@@ -26,12 +27,14 @@
 #include "verbs/pool.h"
 #include "verbs/qp.h"
 #include "verbs/reg_cache.h"
+#include "verbs/srq.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* A receive bounce buffer: posted to an endpoint's RQ, or held in the unexpected queue. */
+/* A receive bounce buffer: posted to the SRQ or an endpoint's RQ, or held in the unexpected queue.
+ */
 typedef struct core_rdesc {
     verbs_buf_t buf; /* first: the pool's part */
     core_mq_entry_t mq;
@@ -101,7 +104,8 @@ struct ibmsg_ep_s {
     /* Send queue: entries [sq_tail, sq_head) are posted (or held: core_ep_flush) and not known
      * complete. */
     core_sslot_t *sring;
-    uint32_t sq_depth; /* power of two, <= the granted depth */
+    uint32_t sq_depth; /* ring entries, a power of two */
+    uint32_t sq_room;  /* entries posted at most: <= sq_depth and the granted depth */
     uint32_t sq_mask;
     uint32_t signal_interval;
     uint32_t send_batch; /* messages held for one post (core_send_batch; 1: none held) */
@@ -111,7 +115,8 @@ struct ibmsg_ep_s {
     uint64_t sq_last_signal;
     uint32_t signals_outstanding;
 
-    /* Receive queue: rq_posted buffers posted; nrepost consumed ones wait to be reposted. */
+    /* Its own receive queue (no SRQ; rq_depth 0 with one): rq_posted buffers posted; nrepost
+     * consumed ones wait to be reposted. */
     uint32_t rq_depth;
     uint32_t rq_posted;
     uint32_t nrepost;
@@ -131,6 +136,14 @@ struct ibmsg_ep_s {
     core_rma_ep_t rma;
     core_ep_keepalive_t ka; /* failure.c */
     core_ep_events_t ev;    /* core_events.c */
+    /* The peer's window over the shared receive queue (core/srq.c): data credits it holds that
+     * count against the SRQ's budget, credits this call may return beyond it (a waiter's turn),
+     * and its place among the endpoints whose returns wait for room. */
+    uint32_t srq_lent;
+    uint32_t srq_ticket;
+    uint32_t srq_seen_rx; /* rx_seq at the last stall (core_srq_serve) */
+    uint8_t srq_waiting;
+    struct ibmsg_ep_s *srq_wait_next;
 };
 
 /*
@@ -172,8 +185,33 @@ struct ibmsg_context_s {
     struct ibmsg_ep_s *eps;
     struct ibmsg_ep_s *zombies; /* endpoints whose queue pair did not drain: freed last */
     struct ibmsg_ep_s *dirty;
-    uint32_t scq_reserved;
-    uint32_t rcq_reserved;
+    /* The shared receive queue (NULL: per-endpoint receive queues, core/srq.h). */
+    verbs_srq_t *srq;
+    uint32_t srq_posted; /* buffers posted now */
+    uint32_t
+        srq_target;     /* what refills bring it back to: core_srq_depth, doubled on limit events */
+    uint32_t srq_max;   /* core_srq_max, capped by the device */
+    uint32_t srq_limit; /* the armed limit: target / 4 */
+    uint32_t srq_batch; /* a refill while messages arrive waits for this many */
+    uint8_t srq_empty;  /* every posted buffer was consumed (counted once until a refill) */
+    uint8_t srq_pool_logged;
+    /* Credits lent over the SRQ (core/srq.c): the data credits its endpoints' peers hold, tickets
+       included, kept within core_srq_budget once the queue ran low (srq_pressure); endpoints
+       owed returns that wait for room, in order; when the wait began with nothing arriving
+       (0: none). */
+    uint8_t srq_pressure;
+    uint32_t srq_lent;
+    uint32_t srq_nwait;
+    struct ibmsg_ep_s *srq_wait_head, *srq_wait_tail;
+    uint64_t srq_stall_ns;
+    uint64_t srq_stall_after_ns; /* CORE_SRQ_STALL_NS or two ACK timeouts if longer */
+    core_qpt_t qpt;              /* QP number -> endpoint, for the SRQ's completions */
+    /* Send CQ budget: work requests of all endpoints posted and not known complete (a QP in
+       error flushes each with a completion, signalled or not) never exceed the CQ's entries. */
+    uint64_t sq_out;
+    uint64_t sq_budget;
+    uint8_t sq_stalled;    /* a post waited for the budget: completions wake the endpoints */
+    uint32_t rcq_reserved; /* per-endpoint receive queues only: their buffers posted at most */
     uint32_t signals_outstanding; /* of all its endpoints: core_progress polls the send CQ by it */
     uint8_t scq_due;              /* poll the send CQ at the next call whatever came (progress.c) */
     uint32_t eager_limit;
@@ -287,10 +325,95 @@ static inline void core_ep_fenced(struct ibmsg_ep_s *ep, unsigned flags)
         core_cnt_inc(ep->cnt, CNT_CORE_RMA_FENCED_WRS);
     }
 }
-/** Whether a data message may be posted on ep now. */
-static inline int core_ep_can_send(const struct ibmsg_ep_s *ep)
+/* cq_budget.c */
+/** Out of line: grow the send CQ so n more entries fit the budget, or mark the stall (0). */
+int core_scq_grow(struct ibmsg_context_s *ctx, uint32_t n);
+/** Completions freed send CQ entries after a stall: every connected endpoint is serviced again. */
+void core_scq_wake(struct ibmsg_context_s *ctx);
+/** Reserve n receive CQ entries (per-endpoint receive queues), growing the CQ when needed. */
+int core_rcq_reserve(struct ibmsg_context_s *ctx, uint32_t n);
+/** Whether n more work requests may be posted on ep: its send queue and the send CQ's budget. */
+static inline int core_sq_room(struct ibmsg_ep_s *ep, uint32_t n)
 {
-    return core_credit_can_send_data(&ep->cr) && ep->sq_head - ep->sq_tail < ep->sq_depth;
+    struct ibmsg_context_s *ctx = ep->ctx;
+
+    if (ep->sq_head - ep->sq_tail + n > ep->sq_room) {
+        return 0;
+    }
+    return util_likely(ctx->sq_out + n <= ctx->sq_budget) || core_scq_grow(ctx, n);
+}
+/** A work request of ep was posted (or held) in slot sq_head. */
+static inline void core_sq_push(struct ibmsg_ep_s *ep)
+{
+    ep->sq_head++;
+    ep->ctx->sq_out++;
+}
+/** The peer's send window on ep: core_credits (the buffers posted for it, without an SRQ). */
+static inline uint32_t core_ep_window(const struct ibmsg_ep_s *ep)
+{
+    return (uint32_t)ep->ctx->cfg.credits;
+}
+/*
+ * The SRQ's credit budget (core/srq.c): the data credits senders may hold at once. Returns go
+ * after the refill, which leaves fewer than srq_batch buffers missing, so each credit lent has a
+ * buffer posted for it and no sender meets an empty queue; as many again are kept for what
+ * the budget does not count (explicit credit returns: a peer's last credit).
+ */
+static inline uint32_t core_srq_budget(const struct ibmsg_context_s *ctx)
+{
+    return ctx->srq_target > 2 * ctx->srq_batch ? ctx->srq_target - 2 * ctx->srq_batch : 1;
+}
+/** Data credits ep's peer holds (sent and in flight or unused): its window less those owed. */
+static inline uint32_t core_srq_peer_data(const struct ibmsg_ep_s *ep)
+{
+    uint32_t w = core_ep_window(ep);
+
+    return ep->cr.to_return + 1 < w ? w - 1 - ep->cr.to_return : 0;
+}
+/** Credits owed to ep's peer that may go back now, at most max: with an SRQ, within its budget. */
+static inline uint32_t core_ep_return_max(const struct ibmsg_ep_s *ep, uint32_t max)
+{
+    const struct ibmsg_context_s *ctx = ep->ctx;
+    uint32_t allow, budget;
+
+    if (util_likely(ctx->srq == NULL || !ctx->srq_pressure)) {
+        return max;
+    }
+    allow = ep->srq_ticket;
+    budget = core_srq_budget(ctx);
+    if (ctx->srq_wait_head == NULL && ctx->srq_lent < budget) {
+        allow += budget - ctx->srq_lent; /* nobody waits: any room is ep's */
+    }
+    return UTIL_MIN(allow, max);
+}
+/** n credits went back to ep's peer (SRQ): they count against the budget, a ticket first. */
+static inline void core_srq_returned(struct ibmsg_ep_s *ep, uint32_t n)
+{
+    struct ibmsg_context_s *ctx = ep->ctx;
+    uint32_t from_ticket = UTIL_MIN(n, ep->srq_ticket);
+    uint32_t lent = UTIL_MIN(ep->srq_lent + n, core_srq_peer_data(ep));
+
+    ep->srq_ticket -= from_ticket;
+    ctx->srq_lent += lent - ep->srq_lent;
+    ctx->srq_lent -= from_ticket;
+    ep->srq_lent = lent;
+}
+/** A buffer ep's peer filled was consumed (SRQ): its credit is owed, no longer lent. */
+static inline void core_srq_consumed(struct ibmsg_ep_s *ep)
+{
+    uint32_t data;
+
+    core_credit_reposted(&ep->cr, 1);
+    data = core_srq_peer_data(ep);
+    if (ep->srq_lent > data) {
+        ep->ctx->srq_lent -= ep->srq_lent - data;
+        ep->srq_lent = data;
+    }
+}
+/** Whether a data message may be posted on ep now. */
+static inline int core_ep_can_send(struct ibmsg_ep_s *ep)
+{
+    return core_credit_can_send_data(&ep->cr) && core_sq_room(ep, 1);
 }
 /** The largest payload sent eagerly on ep with tag: longer ones go by rendezvous. */
 static inline uint32_t core_ep_eager_max(const struct ibmsg_ep_s *ep, uint64_t tag)
@@ -307,6 +430,31 @@ void core_ep_fail(struct ibmsg_ep_s *ep, int error);
 
 /* ep.c */
 int core_ep_repost(struct ibmsg_ep_s *ep);
+
+/* srq.c */
+/** Create the context's SRQ and post its first buffers: IBMSG_ERR_NOT_SUPPORTED for none. */
+int core_srq_init(struct ibmsg_context_s *ctx);
+/** Destroy it (every QP gone) and give its posted buffers back to the pool. */
+void core_srq_cleanup(struct ibmsg_context_s *ctx);
+/** Post up to want buffers to the SRQ. */
+void core_srq_refill(struct ibmsg_context_s *ctx, uint32_t want);
+/** ep connected: its peer's first window counts against the SRQ's budget. */
+void core_srq_ep_connected(struct ibmsg_ep_s *ep);
+/** ep failed or closes: its credits leave the budget and it waits no more. */
+void core_srq_ep_release(struct ibmsg_ep_s *ep);
+/** A credit return of ep found no room: it waits for its turn (core_srq_serve). */
+void core_srq_wait(struct ibmsg_ep_s *ep);
+/**
+ * Give waiting endpoints tickets from the budget's room, in order; called by progress after the
+ * refill while any wait. idle: nothing arrived in this call; when nothing has arrived for
+ * CORE_SRQ_STALL_NS while endpoints waited, the credits of peers silent since the previous such
+ * stall are forgiven (idle holders).
+ */
+void core_srq_serve(struct ibmsg_context_s *ctx, int idle);
+/** Read the device's pending async events (a syscall): the SRQ limit, QP and CQ errors. */
+void core_srq_async(struct ibmsg_context_s *ctx);
+/** Poll and handle the receive CQ until it is empty (an endpoint's QP was just destroyed). */
+void core_drain_recv_cq(struct ibmsg_context_s *ctx);
 
 /* failure.c */
 /** Set up a new context's keepalive clock from its settings. */

@@ -1,7 +1,12 @@
 /*
- * Credit flow control of one connection. The peer posts a fixed number of receive buffers; a
- * sender may have at most that many messages not yet returned, so no send ever finds the
- * receive queue empty (an RNR retry costs a kernel tick, ~8 ms on rxe).
+ * Credit flow control of one connection: the sender's window, core_credits messages not yet
+ * returned. Without a shared receive queue the peer posts exactly that many buffers for it, so
+ * no send ever finds its receive queue empty (an RNR retry costs a kernel tick, ~4 ms on rxe).
+ * With one (core/srq.c) the window is over the shared pool: the receiver owes the credit when
+ * it consumes the buffer, and returns it only within the pool's credit budget (in turn, when
+ * several wait), so the windows together stay within the buffers posted; only first windows
+ * (or the credits of idle senders, forgiven) can find the pool empty, when RNR retries (forever)
+ * are the last resort, which loses nothing.
  *
  * Rules (deadlock-free with threshold >= 2 and threshold <= local slots - 1):
  *  - every message, data or credit return, consumes one peer buffer (one credit);
@@ -86,7 +91,7 @@ static inline void core_credit_grant(core_credit_t *c, uint16_t credits)
     c->returned += credits;
 }
 
-/** Local buffers were reposted: they are owed to the peer. */
+/** Local buffers were reposted (own receive queue) or consumed (SRQ): owed to the peer. */
 static inline void core_credit_reposted(core_credit_t *c, uint32_t n)
 {
     c->to_return += n;

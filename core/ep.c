@@ -1,4 +1,4 @@
-/* Endpoints: one RC queue pair each, with its own receive queue (see DESIGN note below). */
+/* Endpoints: one RC queue pair each, on the context's shared receive queue (see the note below). */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -8,12 +8,11 @@
 #include "verbs/addr.h"
 
 /*
- * Per-endpoint receive queues rather than a shared receive queue: credits are then exact per
- * connection (the peer may send exactly as many messages as this endpoint has buffers posted),
- * so no sender can ever hit an empty queue and no RNR retry (8 ms on rxe) can happen, and the
- * reposting of one connection's buffers never starves another's. The price is memory that
- * grows with the number of endpoints (credits x buffer size each); an SRQ with credit
- * partitioning is the later answer for thousands of peers.
+ * With a shared receive queue (core/srq.c) an endpoint reserves no receive buffer: its QP takes
+ * them from the context's SRQ, and its credits are the peer's send window over that pool. Its
+ * cost is the QP (the send queue alone), its send ring and its counter block; the rendezvous
+ * tables and the held-send storage come on first use. Without an SRQ (the device has none, or
+ * core_srq=0) each endpoint posts core_credits buffers of its own, and credits are exact.
  */
 
 #define CORE_EP_DRAIN_TIMEOUT 2 /* seconds to wait for a closing queue pair's flushes */
@@ -78,24 +77,22 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
     if (ctx == NULL || ep_p == NULL) {
         return IBMSG_ERR_INVALID;
     }
-    rq_depth = (uint32_t)ctx->cfg.credits;
+    rq_depth = ctx->srq != NULL ? 0 : (uint32_t)ctx->cfg.credits;
     sq_depth = pow2_floor((uint32_t)ctx->cfg.sq_depth);
-    if (ctx->rcq_reserved + rq_depth > (uint32_t)verbs_cq_size(ctx->rcq) ||
-        ctx->scq_reserved + sq_depth > (uint32_t)verbs_cq_size(ctx->scq)) {
-        util_error("context: completion queues of %d entries are full (%u receive and %u send "
-                   "entries reserved); raise core_cq_size",
-                   verbs_cq_size(ctx->rcq), ctx->rcq_reserved, ctx->scq_reserved);
-        return IBMSG_ERR_NO_RESOURCE;
+    if (rq_depth > 0 && core_rcq_reserve(ctx, rq_depth) != IBMSG_OK) {
+        return IBMSG_ERR_NO_RESOURCE; /* logged */
     }
     ep = calloc(1, sizeof(*ep));
     if (ep == NULL) {
         util_error("context: out of memory for an endpoint");
+        ctx->rcq_reserved -= rq_depth;
         return IBMSG_ERR_NO_MEMORY;
     }
     ep->ctx = ctx;
     status = cnt_block_create_child(IBMSG_T_BIND_ENDPOINT, ep, ctx->cnt, &ep->cnt);
     if (status != IBMSG_OK) {
         free(ep);
+        ctx->rcq_reserved -= rq_depth;
         return status;
     }
     ep->sq_depth = sq_depth;
@@ -105,8 +102,8 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
     ep->signal_interval = UTIL_MAX(1u, UTIL_MIN((uint32_t)ctx->cfg.signal_interval, sq_depth / 2));
     core_mq_list_init(&ep->pending);
     ep->sring = calloc(sq_depth, sizeof(*ep->sring));
-    ep->repost = calloc(rq_depth, sizeof(*ep->repost));
-    if (ep->sring == NULL || ep->repost == NULL) {
+    ep->repost = rq_depth > 0 ? calloc(rq_depth, sizeof(*ep->repost)) : NULL;
+    if (ep->sring == NULL || (rq_depth > 0 && ep->repost == NULL)) {
         util_error("context: out of memory for an endpoint's queues (%u send, %u receive)",
                    sq_depth, rq_depth);
         status = IBMSG_ERR_NO_MEMORY;
@@ -115,8 +112,12 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
     for (uint32_t i = 0; i < sq_depth; i++) {
         ep->sring[i].ep = ep;
     }
-    qpp.sq_depth = sq_depth;
+    /* One less than the ring: providers round queues up to a power of two and need a slot of
+       their own (rxe: 64 entries for 63, 128 for 64), and the send queue is most of the
+       endpoint's memory. */
+    qpp.sq_depth = sq_depth - 1;
     qpp.rq_depth = rq_depth;
+    qpp.srq = ctx->srq;
     qpp.max_inline = (uint32_t)ctx->cfg.inline_limit + (uint32_t)sizeof(core_wire_hdr_t);
     qpp.send_batch = (uint32_t)ctx->cfg.send_batch;
     qpp.max_rd_atomic = (uint32_t)ctx->cfg.max_rd_atomic;
@@ -127,6 +128,7 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
     }
     verbs_qp_caps(ep->qp, &caps);
     ep->qpn = verbs_qp_num(ep->qp);
+    ep->sq_room = UTIL_MIN(sq_depth - 1, caps.sq_depth);
     ep->send_batch = UTIL_MAX(1u, caps.send_batch);
     status = core_rndv_ep_init(ep);
     if (status != IBMSG_OK) {
@@ -137,6 +139,14 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
                                              (uint32_t)ctx->cfg.inline_limit)
                          : -1;
     core_rma_ep_init(ep);
+    status = core_qpt_add(&ctx->qpt, ep->qpn, ep);
+    if (status != IBMSG_OK) {
+        util_error("qp 0x%x: out of memory for the QP table", ep->qpn);
+        goto err_destroy_qp;
+    }
+    if (rq_depth == 0) {
+        goto linked; /* the SRQ's buffers serve it */
+    }
 
     /* Every receive buffer is posted before the peer can learn our address. all keeps them:
      * posting consumes ep->repost, and a failed post must give every one back. */
@@ -144,7 +154,7 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
     if (all == NULL) {
         util_error("qp 0x%x: out of memory", ep->qpn);
         status = IBMSG_ERR_NO_MEMORY;
-        goto err_destroy_qp;
+        goto err_del_qpt;
     }
     for (uint32_t i = 0; i < rq_depth; i++) {
         core_rdesc_t *d = (core_rdesc_t *)verbs_pool_get(ctx->rpool);
@@ -163,8 +173,7 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
     core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, rq_depth);
     free(all);
     ep->cr.to_return = 0; /* the initial buffers are the peer's initial credits, not a return */
-    ctx->rcq_reserved += rq_depth;
-    ctx->scq_reserved += sq_depth;
+linked:
     ep->next = ctx->eps;
     if (ctx->eps != NULL) {
         ctx->eps->prev = ep;
@@ -176,16 +185,21 @@ int ibmsg_ep_create(ibmsg_context_t ctx, ibmsg_ep_t *ep_p)
 
 err_put_bufs:
     /* Destroying an INIT queue pair drops its receives without completions. */
+    core_qpt_del(&ctx->qpt, ep->qpn);
+    core_rndv_ep_cleanup(ep);
     verbs_qp_destroy(ep->qp);
     for (uint32_t i = 0; i < rq_depth && all[i] != NULL; i++) {
         verbs_pool_put(ctx->rpool, &all[i]->buf);
     }
     free(all);
     goto err_free;
+err_del_qpt:
+    core_qpt_del(&ctx->qpt, ep->qpn);
 err_destroy_qp:
     core_rndv_ep_cleanup(ep);
     verbs_qp_destroy(ep->qp);
 err_free:
+    ctx->rcq_reserved -= rq_depth;
     cnt_block_destroy(ep->cnt);
     free(ep->repost);
     free(ep->sring);
@@ -203,7 +217,7 @@ int ibmsg_ep_address(ibmsg_ep_t ep, void *buf, size_t *len)
         return IBMSG_ERR_INVALID;
     }
     verbs_qp_caps(ep->qp, &caps);
-    a.credits = ep->rq_depth;
+    a.credits = core_ep_window(ep);
     a.eager_limit = ep->ctx->eager_limit;
     a.responder_resources = (uint8_t)caps.max_dest_rd_atomic;
     a.initiator_depth = (uint8_t)caps.max_rd_atomic;
@@ -258,7 +272,8 @@ int ibmsg_ep_connect(ibmsg_ep_t ep, const void *blob, size_t len)
     verbs_qp_caps(ep->qp, &caps); /* the READ depth agreed with the peer */
     ep->rndv.reads_max = caps.max_rd_atomic;
     ep->rma.max_rd_atomic = caps.max_rd_atomic;
-    core_credit_init(&ep->cr, a.credits, ep->rq_depth);
+        core_credit_init(&ep->cr, a.credits, core_ep_window(ep));
+    core_srq_ep_connected(ep);
     ep->peer_limit = UTIL_MIN(a.eager_limit, ep->ctx->eager_limit);
     ep->state = CORE_EP_CONNECTED;
     if (core_ev_on(core_ev_ep_connected)) {
@@ -327,7 +342,7 @@ int ibmsg_ep_destroy(ibmsg_ep_t ep)
        marker posted now flushes behind them all, so its completion is the last (the drain of
        the kernel's ib_drain_sq). A full send queue (rare) has no room for it. */
     verbs_qp_to_error(ep->qp);
-    if (ep->sq_head - ep->sq_tail < ep->sq_depth && core_ep_post_marker(ep) != IBMSG_OK) {
+    if (core_sq_room(ep, 1) && core_ep_post_marker(ep) != IBMSG_OK) {
         util_debug("qp 0x%x: no drain marker posted", ep->qpn);
     }
     clock_gettime(CLOCK_MONOTONIC, &start);
@@ -345,7 +360,15 @@ int ibmsg_ep_destroy(ibmsg_ep_t ep)
         verbs_pool_put(ctx->rpool, &ep->repost[--ep->nrepost]->buf);
         core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
     }
+    core_srq_async(ctx); /* acknowledged before the destroy: hardware waits for that */
     verbs_qp_destroy(ep->qp);
+    if (ctx->srq != NULL) {
+        /* A receive it took from the SRQ may have flushed; once the QP is gone, no completion
+           can name it, and those that did return their buffers here (ep is CLOSING). */
+        core_drain_recv_cq(ctx);
+    }
+    core_qpt_del(&ctx->qpt, ep->qpn);
+    ctx->sq_out -= ep->sq_head - ep->sq_tail;
     for (; ep->sq_tail != ep->sq_head; ep->sq_tail++) {
         core_sslot_t *slot = &ep->sring[ep->sq_tail & ep->sq_mask];
         if (slot->buf != NULL) {
@@ -371,7 +394,6 @@ int ibmsg_ep_destroy(ibmsg_ep_t ep)
         ep->next->prev = ep->prev;
     }
     ctx->rcq_reserved -= ep->rq_depth;
-    ctx->scq_reserved -= ep->sq_depth;
     core_level_add(ctx->cnt, CNT_CORE_ENDPOINTS, -1);
     if (!ep_drained(ep)) {
         /* Completions may still name it: keep the memory until the CQs are gone. */

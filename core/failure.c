@@ -39,6 +39,7 @@ void core_keepalive_run(ibmsg_context_t ctx, uint64_t now)
     const uint64_t interval = ctx->ka.interval_ns;
 
     ctx->ka.deadline_ns = now + interval / CORE_KA_CHECKS;
+    core_srq_async(ctx); /* the coarse tick reads what the SRQ's low mark did not */
     for (ibmsg_ep_t ep = ctx->eps; ep != NULL; ep = ep->next) {
         core_ep_keepalive_t *ka = &ep->ka;
 
@@ -59,7 +60,7 @@ void core_keepalive_run(ibmsg_context_t ctx, uint64_t now)
         if (now - ka->silent_since_ns < interval) {
             continue;
         }
-        if (ep->sq_head - ep->sq_tail >= ep->sq_depth) {
+        if (!core_sq_room(ep, 1)) {
             continue; /* a full send queue has requests in flight that time out on their own */
         }
         keepalive_probe(ep, now);

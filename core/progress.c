@@ -1,6 +1,7 @@
 /*
  * Progress: batched polls of the receive and send CQs, validation and matching of arrivals,
- * batched reposting of receive buffers, and the posting of queued sends and credit returns.
+ * batched refills of the shared receive queue (or reposting of per-endpoint receive buffers),
+ * and the posting of queued sends and credit returns.
  */
 #include <string.h>
 
@@ -18,9 +19,23 @@ void core_ep_mark_dirty(ibmsg_ep_t ep)
     }
 }
 
+/*
+ * A receive buffer of ep was consumed (delivered, a credit return, a FIN, a pulled RTS or a
+ * rejection). From the SRQ: back to the pool, and its credit is owed to the peer now, since the
+ * window is over the shared pool (the refill before the dirty loop replaces the buffer). Own RQ:
+ * queued for the repost, which owes the credit.
+ */
 static inline void ep_queue_repost(ibmsg_ep_t ep, core_rdesc_t *d)
 {
-    ep->repost[ep->nrepost++] = d;
+    ibmsg_context_t ctx = ep->ctx;
+
+    if (ctx->srq != NULL) {
+        verbs_pool_put(ctx->rpool, &d->buf);
+        core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
+        core_srq_consumed(ep);
+    } else {
+        ep->repost[ep->nrepost++] = d;
+    }
     core_ep_mark_dirty(ep);
 }
 
@@ -55,6 +70,7 @@ static void ep_drop_held(ibmsg_ep_t ep)
 
     for (; n > 0; n--) {
         core_sslot_t *s = &ep->sring[--ep->sq_head & ep->sq_mask];
+        ep->ctx->sq_out--;
         if (s->buf != NULL) {
             verbs_pool_put(ep->ctx->spool, s->buf);
             core_level_add(ep->ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
@@ -88,6 +104,7 @@ void core_ep_fail(ibmsg_ep_t ep, int error)
         }
     }
     ep_drop_held(ep); /* after the state change: nothing it ends may post again */
+    core_srq_ep_release(ep);
     while ((e = core_mq_list_first(&ep->pending)) != NULL) {
         struct ibmsg_request_s *req = util_container_of(e, struct ibmsg_request_s, mq);
         core_mq_list_remove(e);
@@ -173,6 +190,12 @@ static void recv_unexpected(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d,
     d->length = length;
     d->type = type;
     core_mq_push_unexpected(&ctx->mq, &d->mq);
+    if (ctx->srq != NULL) {
+        /* The buffer stays with the message; the SRQ's refill takes a fresh one. */
+        core_srq_consumed(ep);
+        core_ep_mark_dirty(ep);
+        return;
+    }
     d = (core_rdesc_t *)verbs_pool_get(ctx->rpool);
     if (util_likely(d != NULL)) {
         core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, 1);
@@ -222,14 +245,37 @@ static void recv_compact(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d, co
     recv_eager(ctx, ep, d, core_wire_imm_tag(wc->ex), 0, wc->byte_len);
 }
 
+/* A buffer of the SRQ completed: which endpoint it served comes from the QP number. */
+static inline ibmsg_ep_t srq_taken(ibmsg_context_t ctx, core_rdesc_t *d, const verbs_wc_t *wc)
+{
+    ctx->srq_posted--;
+    core_level_add(ctx->cnt, CNT_CORE_SRQ_POSTED, -1);
+    if (util_unlikely(ctx->srq_posted == 0) && !ctx->srq_empty) {
+        ctx->srq_empty = 1;
+        core_cnt_inc(ctx->cnt, CNT_CORE_SRQ_EMPTY);
+    }
+    d->ep = core_qpt_find(&ctx->qpt, wc->qp_num);
+    return d->ep;
+}
+
 static void handle_recv(ibmsg_context_t ctx, const verbs_wc_t *wc)
 {
     core_rdesc_t *d = (core_rdesc_t *)(uintptr_t)wc->wr_id;
-    ibmsg_ep_t ep = d->ep;
+    ibmsg_ep_t ep;
     const core_wire_hdr_t *hdr = d->buf.data;
     core_wire_check_t check;
 
-    ep->rq_posted--;
+    if (ctx->srq != NULL) {
+        ep = srq_taken(ctx, d, wc);
+        if (util_unlikely(ep == NULL)) { /* its QP is gone (a flush seen after the destroy) */
+            verbs_pool_put(ctx->rpool, &d->buf);
+            core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
+            return;
+        }
+    } else {
+        ep = d->ep;
+        ep->rq_posted--;
+    }
     if (util_unlikely(wc->status != VERBS_WC_SUCCESS || ep->state != CORE_EP_CONNECTED)) {
         if (wc->status != VERBS_WC_SUCCESS) {
             wc_error(ep, wc, "receive");
@@ -283,6 +329,7 @@ static void handle_send(ibmsg_context_t ctx, const verbs_wc_t *wc)
                     : IBMSG_ERR_PEER_FAILED;
 
     /* RC completes in order: this signalled send completes every send before it. */
+    ctx->sq_out -= UTIL_MIN(last + 1, ep->sq_head) - UTIL_MIN(ep->sq_tail, ep->sq_head);
     for (; ep->sq_tail <= last; ep->sq_tail++) {
         core_sslot_t *s = &ep->sring[ep->sq_tail & ep->sq_mask];
         if (s->buf != NULL) {
@@ -309,6 +356,9 @@ static void handle_send(ibmsg_context_t ctx, const verbs_wc_t *wc)
        was counted out. */
     core_signals_done(ep, slot->signaled);
     slot->signaled = 0;
+    if (util_unlikely(ctx->sq_stalled)) {
+        core_scq_wake(ctx);
+    }
     if (util_unlikely(wc->status != VERBS_WC_SUCCESS)) {
         wc_error(ep, wc, "send");
         return;
@@ -332,6 +382,7 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
     verbs_buf_t *b = NULL;
     unsigned flags = invalidate != NULL ? VERBS_SEND_INVALIDATE : 0;
     int nsge = 0, status;
+    uint16_t grant;
 
     if ((int64_t)len > ep->inline_max) {
         b = verbs_pool_get(ctx->spool);
@@ -340,14 +391,20 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
         }
         core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, 1);
     }
+    /* Owed credits ride along: with an SRQ, those its budget has room for (core/srq.c). */
+    grant = core_credit_consume(&ep->cr, core_ep_return_max(ep, compact ? CORE_WIRE_IMM_CREDITS_MAX
+                                                                        : CORE_CREDIT_MAX_GRANT));
+    if (ctx->srq != NULL && grant != 0) {
+        core_srq_returned(ep, grant);
+    }
     if (compact) {
-        ex = core_wire_imm_make(tag, core_credit_consume(&ep->cr, CORE_WIRE_IMM_CREDITS_MAX));
+        ex = core_wire_imm_make(tag, grant);
         ep->tx_seq++;
         flags |= VERBS_SEND_IMM;
     } else {
         hdr.type = type;
         hdr.flags = hdr_flags;
-        hdr.credits = core_credit_consume(&ep->cr, CORE_CREDIT_MAX_GRANT);
+        hdr.credits = grant;
         hdr.seq = ep->tx_seq++;
         hdr.tag = tag;
         hdr.length = len;
@@ -399,7 +456,7 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
         core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
         return IBMSG_ERR_PEER_FAILED;
     }
-    ep->sq_head++;
+    core_sq_push(ep);
     core_ep_fenced(ep, flags);
     if (type == CORE_WIRE_EAGER) {
         core_cnt_inc(ep->cnt, CNT_CORE_EAGER_MSGS_SENT);
@@ -426,7 +483,7 @@ int core_ep_post_marker(ibmsg_ep_t ep)
     }
     ep->sq_last_signal = ep->sq_head + 1;
     core_signal_posted(ep);
-    ep->sq_head++;
+    core_sq_push(ep);
     return IBMSG_OK; /* not a message: verbs_send_wrs_posted leaves markers out */
 }
 
@@ -454,6 +511,36 @@ int core_ep_flush(ibmsg_ep_t ep)
         return IBMSG_ERR_PEER_FAILED;
     }
     return IBMSG_OK;
+}
+
+/*
+ * An explicit credit return, when enough are owed. With an SRQ also when the endpoint's turn
+ * came (a ticket), and only as far as the budget has room: a return that finds none waits for
+ * its turn (core/srq.c), and a ticket not spent now goes back to the budget.
+ */
+static void ep_return_credits(ibmsg_ep_t ep)
+{
+    ibmsg_context_t ctx = ep->ctx;
+
+    if (ctx->srq == NULL) {
+        if (core_credit_return_due(&ep->cr) && core_credit_can_send_return(&ep->cr) &&
+            core_sq_room(ep, 1)) {
+            core_ep_post_msg(ep, CORE_WIRE_CREDIT, 0, NULL, 0);
+        }
+        return;
+    }
+    if ((core_credit_return_due(&ep->cr) || ep->srq_ticket != 0) && ep->cr.to_return != 0 &&
+        core_credit_can_send_return(&ep->cr) && core_ep_return_max(ep, 1) != 0 &&
+        core_sq_room(ep, 1)) {
+        core_ep_post_msg(ep, CORE_WIRE_CREDIT, 0, NULL, 0);
+    }
+    if (ep->srq_ticket != 0) {
+        ctx->srq_lent -= ep->srq_ticket;
+        ep->srq_ticket = 0;
+    }
+    if (core_credit_return_due(&ep->cr) && core_ep_return_max(ep, 1) == 0) {
+        core_srq_wait(ep);
+    }
 }
 
 void core_ep_service(ibmsg_ep_t ep)
@@ -494,10 +581,7 @@ void core_ep_service(ibmsg_ep_t ep)
     if (core_ev_stall_tracked(ep)) {
         core_ev_stall_ended_raise(ep);
     }
-    if (core_credit_return_due(&ep->cr) && core_credit_can_send_return(&ep->cr) &&
-        ep->sq_head - ep->sq_tail < ep->sq_depth) {
-        core_ep_post_msg(ep, CORE_WIRE_CREDIT, 0, NULL, 0);
-    }
+    ep_return_credits(ep);
 }
 
 int core_poll_send_cq(ibmsg_context_t ctx)
@@ -521,6 +605,40 @@ core_progress_hook_t core_context_set_progress_hook(ibmsg_context_t ctx, void (*
     ctx->progress_hook.fn = fn;
     ctx->progress_hook.arg = fn != NULL ? arg : NULL;
     return old;
+}
+
+/*
+ * Refill the SRQ: a full batch while messages arrive, everything on an idle call, and at once
+ * when it runs low. Below the limit the device has likely reported its limit event: read it
+ * (a syscall, so only then; the keepalive tick reads the rest).
+ */
+static inline void srq_progress(ibmsg_context_t ctx, int n)
+{
+    uint32_t missing = ctx->srq_posted < ctx->srq_target ? ctx->srq_target - ctx->srq_posted : 0;
+    int low = ctx->srq_posted < ctx->srq_limit;
+
+    if (missing != 0 && (n == 0 || missing >= ctx->srq_batch || low)) {
+        core_srq_refill(ctx, missing);
+    }
+    if (util_unlikely(low)) {
+        ctx->srq_pressure = 1; /* credit returns keep within the budget from now on */
+        core_srq_async(ctx);
+    }
+    if (util_unlikely(ctx->srq_wait_head != NULL) || ctx->srq_stall_ns != 0) {
+        core_srq_serve(ctx, n == 0);
+    }
+}
+
+void core_drain_recv_cq(ibmsg_context_t ctx)
+{
+    verbs_wc_t wcs[VERBS_CQ_POLL_MAX];
+    int n;
+
+    while ((n = verbs_cq_poll(ctx->rcq, VERBS_CQ_POLL_MAX, wcs)) > 0) {
+        for (int i = 0; i < n; i++) {
+            handle_recv(ctx, &wcs[i]);
+        }
+    }
 }
 
 int core_progress(ibmsg_context_t ctx, int *events)
@@ -549,7 +667,8 @@ int core_progress(ibmsg_context_t ctx, int *events)
      * them sooner. An error completion of an unsignalled one comes from a queue pair in error,
      * whose posted receives flush into the receive CQ too: a flushed receive makes this call
      * poll the send CQ (ctx->scq_due), where the cause is counted and logged as before. The CQ
-     * has room for what waits (ctx->scq_reserved); a call that finds no arrival polls it always.
+     * has room for what waits (ctx->sq_out, core/cq_budget.c); a call that finds no arrival polls
+     * it always.
      */
     m = 0;
     if (n == 0 || ctx->signals_outstanding != 0 || ctx->scq_due) {
@@ -562,6 +681,9 @@ int core_progress(ibmsg_context_t ctx, int *events)
     }
     core_cnt_add(ctx->cnt, CNT_VERBS_CQ_POLLS_EMPTY, (uint64_t)(n == 0));
     core_cnt_add(ctx->cnt, CNT_VERBS_COMPLETIONS, (uint64_t)(n + m));
+    if (ctx->srq != NULL) {
+        srq_progress(ctx, n);
+    }
 
     /*
      * Repost in post lists, then send what the new credits and send-queue room allow. A call

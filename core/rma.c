@@ -100,7 +100,7 @@ static int rma_post(ibmsg_ep_t ep, struct ibmsg_request_s *req)
         verbs_sge_t sge;
         int status;
 
-        if (util_unlikely(ep->sq_head - ep->sq_tail >= ep->sq_depth)) {
+        if (util_unlikely(!core_sq_room(ep, 1))) {
             return 0;
         }
         sge.addr = (uintptr_t)req->buf + r->posted;
@@ -128,7 +128,7 @@ static int rma_post(ibmsg_ep_t ep, struct ibmsg_request_s *req)
             }
             return rma_post_failed(ep, slot, flags);
         }
-        ep->sq_head++;
+        core_sq_push(ep);
         core_ep_fenced(ep, flags);
         if (r->op == CORE_RMA_GET) {
             ep->rma.read_end = ep->sq_head; /* a put or send behind it is fenced */

@@ -154,7 +154,7 @@ static int window_bind(ibmsg_ep_t ep, struct ibmsg_request_s *req)
         }
         return status;
     }
-    ep->sq_head++;
+    core_sq_push(ep);
     req->rndv.win = w;
     core_cnt_inc(ep->cnt, CNT_CORE_RNDV_WINDOWS_BOUND);
     core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
@@ -238,7 +238,7 @@ int core_rndv_send(ibmsg_ep_t ep, struct ibmsg_request_s *req)
        otherwise. */
     window = req->rndv.reg != NULL ? (req->rndv.reg->access & VERBS_ACCESS_MW_BIND) != 0
                                    : rv->windows && req->len <= rv->window_max;
-    if (window && req->rndv.win == NULL && ep->sq_head - ep->sq_tail + 2 > ep->sq_depth) {
+    if (window && req->rndv.win == NULL && !core_sq_room(ep, 2)) {
         return IBMSG_ERR_NO_RESOURCE; /* the bind and the RTS go together */
     }
     if (req->rndv.reg == NULL) {
@@ -339,7 +339,7 @@ static void unbind_service(ibmsg_ep_t ep)
     core_rndv_ep_t *rv = &ep->rndv;
     struct ibmsg_request_s *req;
 
-    while ((req = rv->unbind_head) != NULL && ep->sq_head - ep->sq_tail < ep->sq_depth) {
+    while ((req = rv->unbind_head) != NULL && core_sq_room(ep, 1)) {
         core_sslot_t *slot = core_sslot_take(ep);
         slot->unbind = req;
         slot->signaled = 1;
@@ -351,7 +351,7 @@ static void unbind_service(ibmsg_ep_t ep)
             return;
         }
         req_fifo_pop(&rv->unbind_head, &rv->unbind_tail);
-        ep->sq_head++;
+        core_sq_push(ep);
         ep->sq_last_signal = ep->sq_head;
         core_signal_posted(ep);
         core_cnt_inc(ep->cnt, CNT_CORE_RNDV_LOCAL_INVALIDATIONS);
@@ -510,7 +510,7 @@ static void pull_service(ibmsg_ep_t ep)
             core_sslot_t *slot;
             uint32_t n = (uint32_t)UTIL_MIN((uint64_t)rv->chunk, r->want - r->posted);
             int status;
-            if (rv->reads_out >= rv->reads_max || ep->sq_head - ep->sq_tail >= ep->sq_depth) {
+            if (rv->reads_out >= rv->reads_max || !core_sq_room(ep, 1)) {
                 return; /* resumed when a READ or send completes */
             }
             verbs_sge_t sge = {(uintptr_t)req->buf + r->posted, n, r->reg->lkey};
@@ -528,7 +528,7 @@ static void pull_service(ibmsg_ep_t ep)
                 core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
                 return;
             }
-            ep->sq_head++;
+            core_sq_push(ep);
             ep->sq_last_signal = ep->sq_head;
             core_signal_posted(ep);
             rv->reads_out++;

@@ -6,7 +6,7 @@
 
 /* Whether a send may be posted on ep now: earlier queued sends go first (messages leave in the
    order they were started), and credits and send-queue room allow it. */
-static inline int tag_send_now(const struct ibmsg_ep_s *ep)
+static inline int tag_send_now(struct ibmsg_ep_s *ep)
 {
     return core_mq_list_empty(&ep->pending) && core_ep_can_send(ep);
 }

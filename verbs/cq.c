@@ -39,6 +39,7 @@ int verbs_cq_create(verbs_dev_t *dev, int cqe, verbs_cq_t **cq_p)
         return status;
     }
     cq->size = cq->cq->cqe;
+    cq->dev = dev;
     cq->inv_flags = IBV_WC_WITH_INV;
     if (dev->info.vendor_id == VERBS_RXE_VENDOR_ID) {
         /* rxe hands the kernel's IB_WC_WITH_INVALIDATE (bit 2) to user space unchanged, where
@@ -59,6 +60,24 @@ void verbs_cq_destroy(verbs_cq_t *cq)
         util_warn("ibv_destroy_cq failed: %s", strerror(errno));
     }
     free(cq);
+}
+
+int verbs_cq_resize(verbs_cq_t *cq, int cqe)
+{
+    if ((uint32_t)cqe > cq->dev->info.max_cqe) {
+        return IBMSG_ERR_NO_RESOURCE;
+    }
+    if (ibv_resize_cq(cq->cq, cqe) != 0) {
+        int err = errno;
+        if (err == EOPNOTSUPP || err == ENOSYS) {
+            return IBMSG_ERR_NOT_SUPPORTED;
+        }
+        util_warn("%s: ibv_resize_cq(%d -> %d) failed: %s", cq->dev->info.name, cq->size, cqe,
+                  strerror(err));
+        return verbs_errno_status(err);
+    }
+    cq->size = cq->cq->cqe;
+    return IBMSG_OK;
 }
 
 int verbs_cq_size(const verbs_cq_t *cq)

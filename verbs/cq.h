@@ -47,6 +47,12 @@ int verbs_cq_create(verbs_dev_t *dev, int cqe, verbs_cq_t **cq_p);
 /** Destroy a CQ (NULL is ignored). Every QP using it must be gone. */
 void verbs_cq_destroy(verbs_cq_t *cq);
 
+/**
+ * Grow the CQ to at least cqe entries (its completions stay). IBMSG_ERR_NOT_SUPPORTED when the
+ * device cannot resize, IBMSG_ERR_NO_RESOURCE above the device's maximum; else IBMSG_OK.
+ */
+int verbs_cq_resize(verbs_cq_t *cq, int cqe);
+
 /** Entries the CQ really has (the device may round up). */
 int verbs_cq_size(const verbs_cq_t *cq);
 

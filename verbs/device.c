@@ -2,6 +2,7 @@
 #include "verbs/device.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -126,6 +127,8 @@ static int port_setup(struct ibv_context *ctx, const struct ibv_port_attr *pa, u
     info->lid = pa->lid;
     info->max_qp_wr = (uint32_t)da.max_qp_wr;
     info->max_cqe = (uint32_t)da.max_cqe;
+    info->max_srq = (uint32_t)da.max_srq;
+    info->max_srq_wr = (uint32_t)da.max_srq_wr;
     info->max_sge = (uint32_t)da.max_sge;
     info->max_msg_sz = pa->max_msg_sz;
     info->max_rd_atom = (uint32_t)UTIL_MIN(da.max_qp_rd_atom, 255);
@@ -310,7 +313,7 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
     struct ibv_context *ctx = NULL;
     verbs_dev_info_t info;
     verbs_dev_t *dev;
-    int num = 0, status = IBMSG_ERR_NOT_FOUND, named = 0;
+    int num = 0, status = IBMSG_ERR_NOT_FOUND, named = 0, fl;
 
     if (params == NULL || dev_p == NULL || params->port < 0 || params->port > 255 ||
         params->gid_index < -1) {
@@ -364,6 +367,14 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
         util_error("%s: ibv_alloc_pd failed: %s", info.name, strerror(errno));
         goto err_free;
     }
+    /* Events are read from progress (verbs/async.h), which must never block on them. */
+    fl = fcntl(ctx->async_fd, F_GETFL);
+    if (fl < 0 || fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK) != 0) {
+        status = verbs_errno_status(errno);
+        util_error("%s: the async event fd cannot be made non-blocking: %s", info.name,
+                   strerror(errno));
+        goto err_free_pd;
+    }
     if (dev->info.mw_type2) {
         /* Advertised is not usable: bnxt_re and hns report type 2B windows, yet their
            providers cannot allocate one. The rendezvous then registers each message. */
@@ -386,6 +397,8 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
     *dev_p = dev;
     return IBMSG_OK;
 
+err_free_pd:
+    ibv_dealloc_pd(dev->pd);
 err_free:
     free(dev);
 err_close:

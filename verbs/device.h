@@ -33,6 +33,8 @@ typedef struct verbs_dev_info {
     uint8_t gid[16];
     uint32_t max_qp_wr;
     uint32_t max_cqe;
+    uint32_t max_srq;    /* shared receive queues (0: none, verbs/srq.h) */
+    uint32_t max_srq_wr; /* receives one SRQ holds at most */
     uint32_t max_sge;
     uint32_t max_msg_sz;       /* largest message of the port (RDMA READ included) */
     uint32_t max_rd_atom;      /* RDMA READs a QP serves at once (responder) */

@@ -45,8 +45,8 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     int status;
 
     if (dev == NULL || send_cq == NULL || recv_cq == NULL || params == NULL || qp_p == NULL ||
-        params->sq_depth == 0 || params->rq_depth == 0 || params->sq_depth > dev->info.max_qp_wr ||
-        params->rq_depth > dev->info.max_qp_wr) {
+        params->sq_depth == 0 || (params->rq_depth == 0) != (params->srq != NULL) ||
+        params->sq_depth > dev->info.max_qp_wr || params->rq_depth > dev->info.max_qp_wr) {
         return IBMSG_ERR_INVALID;
     }
     qp = calloc(1, sizeof(*qp));
@@ -60,8 +60,9 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     init.cap.max_send_wr = params->sq_depth;
     init.cap.max_recv_wr = params->rq_depth;
     init.cap.max_send_sge = 2;
-    init.cap.max_recv_sge = 1;
+    init.cap.max_recv_sge = params->srq != NULL ? 0 : 1;
     init.cap.max_inline_data = params->max_inline;
+    init.srq = params->srq != NULL ? params->srq->srq : NULL;
     qp->qp = ibv_create_qp(dev->pd, &init);
     /* max_inline is a wish: devices refuse more than they support, so ask for less until one
      * fits (rxe: 512 bytes). */
@@ -70,7 +71,7 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
         init.cap.max_send_wr = params->sq_depth;
         init.cap.max_recv_wr = params->rq_depth;
         init.cap.max_send_sge = 2;
-        init.cap.max_recv_sge = 1;
+        init.cap.max_recv_sge = params->srq != NULL ? 0 : 1;
         qp->qp = ibv_create_qp(dev->pd, &init);
     }
     if (qp->qp == NULL) {
@@ -91,18 +92,9 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     qp->caps.max_rd_atomic = verbs_qp_rd_atom(dev->info.max_init_rd_atom, params->max_rd_atomic);
     qp->caps.max_dest_rd_atomic = verbs_qp_rd_atom(dev->info.max_rd_atom, params->max_rd_atomic);
     qp->caps.send_batch = UTIL_MIN(params->send_batch, (uint32_t)VERBS_SEND_BATCH_MAX);
+    qp->caps.srq = params->srq;
     qp->dev = dev;
     qp->psn = initial_psn(qp);
-    if (qp->caps.send_batch > 1) {
-        qp->held = calloc(qp->caps.send_batch, sizeof(*qp->held));
-        qp->held_inline = malloc((size_t)qp->caps.send_batch * qp->caps.max_inline + 1);
-        if (qp->held == NULL || qp->held_inline == NULL) {
-            util_error("qp 0x%x: out of memory for %u held sends", qp->qp->qp_num,
-                       qp->caps.send_batch);
-            status = IBMSG_ERR_NO_MEMORY;
-            goto err_destroy_qp;
-        }
-    }
 
     attr.qp_state = IBV_QPS_INIT;
     attr.pkey_index = params->pkey_index;
@@ -363,6 +355,21 @@ static int qp_fault(const struct ibv_send_wr *wr)
     return 1;
 }
 
+/* The held sends' storage, on the first held send: an idle QP of thousands costs none of it. */
+static UTIL_COLD int qp_hold_alloc(verbs_qp_t *qp)
+{
+    qp->held = calloc(qp->caps.send_batch, sizeof(*qp->held));
+    qp->held_inline = malloc((size_t)qp->caps.send_batch * qp->caps.max_inline + 1);
+    if (qp->held == NULL || qp->held_inline == NULL) {
+        free(qp->held);
+        free(qp->held_inline);
+        qp->held = NULL;
+        qp->held_inline = NULL;
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    return IBMSG_OK;
+}
+
 /* Hold a send: copy its work request, elements and inline data into the QP's own storage. */
 static int qp_hold_send(verbs_qp_t *qp, const struct ibv_send_wr *wr)
 {
@@ -436,7 +443,10 @@ int verbs_qp_submit_wr(verbs_qp_t *qp, struct ibv_send_wr *wr, unsigned flags, c
         return verbs_errno_status(verbs_faults.post_errno);
     }
     if ((flags & VERBS_SEND_DEFER) && qp->caps.send_batch > 1) {
-        return qp_hold_send(qp, wr);
+        /* Without memory to hold it, the send goes at once: slower, the same on the wire. */
+        if (util_likely(qp->held != NULL) || qp_hold_alloc(qp) == IBMSG_OK) {
+            return qp_hold_send(qp, wr);
+        }
     }
     return verbs_qp_post_wr(qp, wr, what);
 }

@@ -30,8 +30,15 @@ struct verbs_qp {
     uint32_t dropped;        /* held sends a failed post left behind: verbs_qp_discard_held */
 };
 
+struct verbs_srq {
+    struct ibv_srq *srq;
+    verbs_dev_t *dev;
+    uint32_t size;
+};
+
 struct verbs_cq {
     struct ibv_cq *cq;
+    verbs_dev_t *dev;
     int size;
     unsigned inv_flags; /* wc_flags that mean "invalidated a key" on this device */
 };

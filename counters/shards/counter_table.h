@@ -30,7 +30,8 @@
     X("tool", "ibmsg", "The tool information interface itself: sessions and handles")            \
     X("rendezvous", "core", "The rendezvous protocol: large messages pulled with RDMA READ")     \
     X("reg_cache", "verbs", "The registration cache of user buffers")                            \
-    X("rma", "core", "One-sided operations: put, get, flush, mapped memory and remote keys")
+    X("rma", "core", "One-sided operations: put, get, flush, mapped memory and remote keys")     \
+    X("srq", "core", "The shared receive queue of eager buffers and the send window over it")
 
 /* clang-format off */
 #define CNT_COUNTER_TABLE(X)                                                                       \
@@ -50,7 +51,7 @@
     X(CORE_TRUNCATED_MSGS, "core_truncated_msgs", COUNTER, ENDPOINT, USER_BASIC, "eager",          \
       "Messages longer than the receive buffer they matched (completed with a truncation error)")  \
     X(CORE_CREDIT_STALLS, "core_credit_stalls", COUNTER, ENDPOINT, TUNER_BASIC, "eager",           \
-      "Sends that waited because the peer had granted no receive credit")                          \
+      "Sends that waited because their send window (the peer's credits) was used up")              \
     X(CORE_CREDIT_MSGS_SENT, "core_credit_msgs_sent", COUNTER, ENDPOINT, TUNER_DETAIL, "eager",    \
       "Explicit credit returns sent (credits not piggy-backed on a message)")                      \
     X(CORE_CREDIT_MSGS_RECVD, "core_credit_msgs_recvd", COUNTER, ENDPOINT, TUNER_DETAIL, "eager",  \
@@ -160,7 +161,31 @@
     X(CORE_PEER_FAILED_REQS, "core_peer_failed_reqs", COUNTER, ENDPOINT, USER_BASIC, "core",       \
       "Requests completed with IBMSG_ERR_PEER_FAILED when their endpoint failed")                  \
     X(CORE_ENDPOINTS, "core_endpoints", LEVEL_WM, CONTEXT, TUNER_BASIC, "core",                    \
-      "Endpoints that exist now (created and not yet destroyed)")
+      "Endpoints that exist now (created and not yet destroyed)")                                  \
+    /* core: the shared receive queue and the completion queues (core/srq.c, core/cq_budget.c) */  \
+    X(CORE_SRQ_ACTIVE, "core_srq_active", LEVEL, CONTEXT, USER_BASIC, "srq",                       \
+      "1: eager buffers are in one shared receive queue; 0: per-endpoint receive queues")          \
+    X(CORE_SRQ_POSTED, "core_srq_posted", LEVEL_WM, CONTEXT, TUNER_BASIC, "srq",                   \
+      "Buffers posted to the shared receive queue now (the low watermark: how close to RNR)")      \
+    X(CORE_SRQ_TARGET, "core_srq_target", LEVEL_WM, CONTEXT, TUNER_BASIC, "srq",                   \
+      "Buffers refills bring the shared receive queue back to (doubled on limit events)")          \
+    X(CORE_SRQ_LIMIT_EVENTS, "core_srq_limit_events", COUNTER, CONTEXT, TUNER_BASIC, "srq",        \
+      "Limit events of the shared receive queue: fewer than a quarter of its target posted")       \
+    X(CORE_SRQ_REFILLS, "core_srq_refills", COUNTER, CONTEXT, TUNER_DETAIL, "srq",                 \
+      "Refills of the shared receive queue (post lists of consumed buffers)")                      \
+    X(CORE_SRQ_EMPTY, "core_srq_empty", COUNTER, CONTEXT, TUNER_BASIC, "srq",                      \
+      "Times every posted buffer was consumed: senders may meet RNR NAKs until the refill (the "   \
+      "core's view of RNR; nic_rcvd_rnr_err is the transport's)")                                  \
+    X(CORE_SRQ_CREDITS_WITHHELD, "core_srq_credits_withheld", COUNTER, CONTEXT, TUNER_BASIC,       \
+      "srq", "Credit returns that waited for room in the shared receive queue's budget (one per "  \
+      "wait of an endpoint): the senders' windows overcommitted the pool")                         \
+    X(CORE_SRQ_CREDITS_FORGIVEN, "core_srq_credits_forgiven", COUNTER, CONTEXT, TUNER_BASIC,       \
+      "srq", "Credits of peers silent through a stall (endpoints waited, nothing arrived) that "   \
+      "left the shared receive queue's budget: idle senders held them (RNR if they wake)")         \
+    X(CORE_SCQ_STALLS, "core_scq_stalls", COUNTER, CONTEXT, TUNER_BASIC, "srq",                    \
+      "Work requests that waited because the send completion queue could grow no further")         \
+    X(CORE_CQ_RESIZES, "core_cq_resizes", COUNTER, CONTEXT, TUNER_DETAIL, "srq",                   \
+      "Completion queues grown (ibv_resize_cq) for more outstanding work")
 /* clang-format on */
 
 #endif

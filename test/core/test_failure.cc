@@ -61,9 +61,12 @@ std::vector<uint8_t> payload(uint64_t seed, size_t len)
 
 // The transport and keepalive settings of these tests, set after the device.
 core_test::InfoFn settings(int keepalive_ms = kKeepaliveMs, int credits = kCredits,
-                           int cq_size = 4096, int sq_depth = 128)
+                           int cq_size = 4096, int sq_depth = 128, int srq = -1)
 {
     return [=](ibmsg_info_t info) {
+        if (srq >= 0) {
+            ibmsg_info_set_int(info, "core_srq", srq);
+        }
         ibmsg_info_set_int(info, "verbs_timeout", kTimeout);
         ibmsg_info_set_int(info, "verbs_retry_cnt", kRetry);
         ibmsg_info_set_int(info, "core_keepalive_ms", keepalive_ms);
@@ -74,9 +77,10 @@ core_test::InfoFn settings(int keepalive_ms = kKeepaliveMs, int credits = kCredi
 }
 
 int open_context(ibmsg_context_t *ctx, const char *device, int keepalive_ms = kKeepaliveMs,
-                 int credits = kCredits, int cq_size = 4096, int sq_depth = 128)
+                 int credits = kCredits, int cq_size = 4096, int sq_depth = 128, int srq = -1)
 {
-    return core_test::open_context(ctx, device, settings(keepalive_ms, credits, cq_size, sq_depth));
+    return core_test::open_context(ctx, device,
+                                   settings(keepalive_ms, credits, cq_size, sq_depth, srq));
 }
 
 bool have_device()
@@ -214,7 +218,8 @@ TEST(Failure, KeepaliveProbesBetweenLivePeersAreHarmless)
     EXPECT_EQ(ibmsg_ep_destroy(a), IBMSG_OK);
     EXPECT_EQ(ibmsg_ep_destroy(b), IBMSG_OK);
     EXPECT_EQ(cnt(ctx->cnt, CNT_CORE_ENDPOINTS), 0u);
-    EXPECT_EQ(cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE), 0u);
+    EXPECT_EQ(cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE), uint64_t(ctx->srq_posted))
+        << "only the shared receive queue's posted buffers are out";
     EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
 }
 
@@ -375,7 +380,8 @@ TEST(FailureProcesses, PeerKilledMidStream)
     EXPECT_EQ(cnt(ctx->cnt, CNT_CORE_ENDPOINTS), 1u);
     EXPECT_EQ(ibmsg_ep_destroy(ac), IBMSG_OK);
     EXPECT_EQ(cnt(ctx->cnt, CNT_CORE_ENDPOINTS), 0u);
-    EXPECT_EQ(cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE), 0u) << "every bounce buffer came back";
+    EXPECT_EQ(cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE), uint64_t(ctx->srq_posted))
+        << "every bounce buffer came back (the SRQ's stay posted)";
     EXPECT_EQ(cnt(ctx->cnt, CNT_CORE_POSTED_RECVQ), 0u);
     ibmsg_oob_close(conn_b);
     ibmsg_oob_close(conn_c);
@@ -459,7 +465,8 @@ TEST(FailureProcesses, ReceiveOnlySurvivorDetectsByKeepalive)
     EXPECT_EQ(cnt(ep->cnt, CNT_VERBS_WC_ERRORS), 1u) << "the probe's retry-exceeded completion";
     EXPECT_EQ(ibmsg_ep_destroy(ep), IBMSG_OK);
     EXPECT_EQ(cnt(ctx->cnt, CNT_CORE_ENDPOINTS), 0u);
-    EXPECT_EQ(cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE), 0u);
+    EXPECT_EQ(cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE), uint64_t(ctx->srq_posted))
+        << "only the shared receive queue's posted buffers are out";
     ibmsg_oob_close(conn);
     ibmsg_oob_close(listener);
     EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
@@ -568,15 +575,17 @@ TEST(FailureProcesses, ArrivedBeforeFailureStillReceivable)
     EXPECT_EQ(cnt(ep->cnt, CNT_CORE_RNDV_BYTES_RECVD), 0u);
     EXPECT_EQ(cnt(ep->cnt, CNT_CORE_PEER_FAILED_REQS), 1u) << "the rendezvous receive";
     EXPECT_EQ(ibmsg_ep_destroy(ep), IBMSG_OK);
-    EXPECT_EQ(cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE), 0u);
+    EXPECT_EQ(cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE), uint64_t(ctx->srq_posted))
+        << "only the shared receive queue's posted buffers are out";
     ibmsg_oob_close(conn);
     ibmsg_oob_close(listener);
     EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
 }
 
-// Endpoints until the context's completion queues are full (core_cq_size): a clear error, and
-// destroying them all brings every level back to 0.
-TEST(FailureResources, EndpointsUntilCompletionQueuesAreFull)
+// Completion queues of core_cq_size 64 do not cap the endpoints: 300 of them (4 credits, 8 send
+// entries) are all created (per-endpoint receive queues grow the receive CQ: 1,200 entries
+// posted), and destroying them all brings every level back to where the context began.
+TEST(FailureResources, EndpointsAreNotCappedByCompletionQueues)
 {
     ibmsg_context_t ctx;
     int ret = open_context(&ctx, nullptr, kKeepaliveMs, 4, 64, 8);
@@ -584,20 +593,26 @@ TEST(FailureResources, EndpointsUntilCompletionQueuesAreFull)
         IBMSG_TEST_MISSING(kSkip);
     }
     ASSERT_EQ(ret, IBMSG_OK);
+    const uint64_t srq_bufs = ctx->srq_posted; // the shared receive queue's (0 without)
     std::vector<ibmsg_ep_t> eps;
     ibmsg_ep_t ep;
-    while ((ret = ibmsg_ep_create(ctx, &ep)) == IBMSG_OK && eps.size() < 10000) {
+    for (int i = 0; i < 300; i++) {
+        ASSERT_EQ(ibmsg_ep_create(ctx, &ep), IBMSG_OK) << "endpoint " << i;
         eps.push_back(ep);
     }
-    EXPECT_EQ(ret, IBMSG_ERR_NO_RESOURCE);
-    ASSERT_GE(eps.size(), 64u / 8) << "at least cq_size / sq_depth";
-    EXPECT_EQ(cnt(ctx->cnt, CNT_CORE_ENDPOINTS), eps.size());
-    EXPECT_EQ(cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE), 4 * eps.size());
+    EXPECT_EQ(cnt(ctx->cnt, CNT_CORE_ENDPOINTS), 300u);
+    if (ctx->srq == nullptr) {
+        EXPECT_EQ(cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE), 4u * 300);
+        EXPECT_GT(cnt(ctx->cnt, CNT_CORE_CQ_RESIZES), 0u) << "the receive CQ grew";
+        EXPECT_GE(verbs_cq_size(ctx->rcq), 4 * 300);
+    } else {
+        EXPECT_EQ(cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE), srq_bufs) << "nothing per endpoint";
+    }
     for (ibmsg_ep_t e : eps) {
         EXPECT_EQ(ibmsg_ep_destroy(e), IBMSG_OK);
     }
     EXPECT_EQ(cnt(ctx->cnt, CNT_CORE_ENDPOINTS), 0u);
-    EXPECT_EQ(cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE), 0u);
+    EXPECT_EQ(cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE), srq_bufs);
     ASSERT_EQ(ibmsg_ep_create(ctx, &ep), IBMSG_OK) << "room again";
     EXPECT_EQ(ibmsg_ep_destroy(ep), IBMSG_OK);
     EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
@@ -658,7 +673,8 @@ long read_objects(const std::string &path, const std::string &dev)
         write_file(grp + "/cgroup.procs", std::to_string(getpid()))) {
         ibmsg_context_t ctx;
         code = 20;
-        if (open_context(&ctx, devname, kKeepaliveMs, 64) == IBMSG_OK) {
+        // Per-endpoint receive queues (core_srq 0): what is counted is a QP and a chunk each.
+        if (open_context(&ctx, devname, kKeepaliveMs, 64, 4096, 128, 0) == IBMSG_OK) {
             long used = read_objects(grp + "/rdma.current", dev);
             code = 21;
             if (used > 0 &&
@@ -830,7 +846,8 @@ TEST_P(FailureTransport, SendToKilledPeerFailsWithinRetryTimeouts)
     EXPECT_EQ(cnt(ep->cnt, CNT_CORE_EP_FAILURES), 1u);
     EXPECT_EQ(cnt(ep->cnt, CNT_CORE_KEEPALIVES_SENT), 0u);
     EXPECT_EQ(ibmsg_ep_destroy(ep), IBMSG_OK);
-    EXPECT_EQ(cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE), 0u);
+    EXPECT_EQ(cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE), uint64_t(ctx->srq_posted))
+        << "only the shared receive queue's posted buffers are out";
     ibmsg_oob_close(conn);
     ibmsg_oob_close(listener);
     EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);

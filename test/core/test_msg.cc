@@ -175,7 +175,8 @@ TEST_F(MsgTest, DestroyTakesEveryFlushedCompletionOfItsSendQueue)
     EXPECT_EQ(cnt(CNT_VERBS_SEND_WRS_POSTED), wrs) << "markers are not messages";
     EXPECT_EQ(ctx->zombies, nullptr);
     EXPECT_EQ(ctx->signals_outstanding, 0u);
-    EXPECT_EQ(cnt(CNT_VERBS_BUF_POOL_IN_USE), 0u) << "no endpoint left: every buffer back";
+    EXPECT_EQ(cnt(CNT_VERBS_BUF_POOL_IN_USE), uint64_t(ctx->srq_posted))
+        << "no endpoint left: every buffer back (the shared receive queue's stay posted)";
     verbs_wc_t wcs[VERBS_CQ_POLL_MAX];
     EXPECT_EQ(verbs_cq_poll(ctx->scq, VERBS_CQ_POLL_MAX, wcs), 0) << "a completion outlived a";
 }
@@ -223,6 +224,9 @@ TEST_F(MsgTest, StreamingBeyondCreditsNeverRnr)
 
 TEST_F(MsgTest, RepostsWaitForAnIdleCallOrAFullBatch)
 {
+    if (ctx->srq != nullptr) {
+        GTEST_SKIP() << "per-endpoint receive queues: run as nosrq.MsgTest (IBMSG_CORE_SRQ=0)";
+    }
     // 64 credits (the default): reposts go in batches of 16 while messages arrive.
     ASSERT_EQ(b->rq_depth, 64u);
     ASSERT_EQ(b->repost_batch, 16u);
@@ -266,6 +270,57 @@ TEST_F(MsgTest, RepostsWaitForAnIdleCallOrAFullBatch)
     EXPECT_EQ(b->nrepost, 0u);
     EXPECT_EQ(cnt_read(b->cnt, CNT_VERBS_RECV_WRS_POSTED, CNT_READ_VALUE), posted0 + 1 + n);
     EXPECT_GT(cnt(CNT_CORE_CREDIT_MSGS_SENT), 0u);
+}
+
+// The SRQ twin: the defaults post 256 buffers, refilled in batches of 32 while messages arrive.
+TEST_F(MsgTest, SrqRefillsWaitForAnIdleCallOrAFullBatch)
+{
+    if (ctx->srq == nullptr) {
+        GTEST_SKIP() << "no shared receive queue (core_srq=0 or the device has none)";
+    }
+    ASSERT_EQ(ctx->srq_target, 256u);
+    ASSERT_EQ(ctx->srq_batch, 32u);
+    ASSERT_EQ(b->rq_depth, 0u) << "nothing posted per endpoint";
+    ASSERT_EQ(ctx->srq_posted, 256u);
+    const uint64_t posted0 = cnt(CNT_VERBS_RECV_WRS_POSTED);
+    const uint64_t refills0 = cnt(CNT_CORE_SRQ_REFILLS);
+    // The call that delivers a message leaves the refill for later: the receive returns first.
+    transfer(a, b, 8, 7);
+    ASSERT_FALSE(HasFatalFailure());
+    EXPECT_EQ(ctx->srq_posted, 255u);
+    EXPECT_EQ(b->cr.to_return, 1u) << "the credit is owed at consumption";
+    int events = -1;
+    ASSERT_EQ(ibmsg_context_progress(ctx, &events), IBMSG_OK);
+    EXPECT_EQ(ctx->srq_posted, 256u) << "an idle call refills";
+    EXPECT_EQ(cnt(CNT_VERBS_RECV_WRS_POSTED), posted0 + 1);
+    EXPECT_EQ(cnt(CNT_CORE_SRQ_REFILLS), refills0 + 1);
+    // A stream: never more than a batch less one missing after a progress call.
+    const int n = 500;
+    std::vector<std::vector<uint8_t>> in(n, std::vector<uint8_t>(8)), out(n);
+    std::vector<ibmsg_request_t> rreq(n), sreq(n);
+    for (int i = 0; i < n; i++) {
+        ASSERT_EQ(ibmsg_tag_irecv(ctx, b, in[i].data(), 8, 9, IBMSG_TAG_MASK_EXACT, &rreq[i]),
+                  IBMSG_OK);
+    }
+    for (int i = 0; i < n; i++) {
+        out[i] = payload(i, 8);
+        ASSERT_EQ(ibmsg_tag_isend(a, out[i].data(), 8, 9, &sreq[i]), IBMSG_OK);
+    }
+    for (int i = 0; i < n; i++) {
+        ASSERT_EQ(ibmsg_request_wait(&sreq[i], nullptr), IBMSG_OK);
+        ASSERT_EQ(ibmsg_request_wait(&rreq[i], nullptr), IBMSG_OK);
+        ASSERT_EQ(in[i], out[i]) << "message " << i;
+        ASSERT_GT(ctx->srq_posted, 256u - 32u);
+    }
+    do {
+        ASSERT_EQ(ibmsg_context_progress(ctx, &events), IBMSG_OK);
+    } while (events != 0);
+    EXPECT_EQ(ctx->srq_posted, 256u);
+    EXPECT_EQ(cnt(CNT_CORE_SRQ_POSTED), 256u);
+    EXPECT_EQ(cnt(CNT_VERBS_BUF_POOL_IN_USE), 256u) << "only the posted buffers are out";
+    EXPECT_EQ(cnt(CNT_CORE_SRQ_EMPTY), 0u);
+    EXPECT_EQ(cnt(CNT_CORE_SRQ_LIMIT_EVENTS), 0u);
+    EXPECT_GT(cnt(CNT_CORE_CREDIT_MSGS_SENT), 0u) << "b only receives: explicit returns";
 }
 
 TEST_F(MsgTest, BuffersOfAPageMultipleLimitStartOnPages)

@@ -1,0 +1,298 @@
+// One context, many endpoints, over the shared receive queue (core/srq.c): 1,024 endpoints all
+// work with receive memory that does not grow, and 64 senders streaming into a deliberately
+// small SRQ lose, duplicate and reorder nothing, and all finish.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/core.h"
+#include "counters/shards/shard.h"
+#include "core_fixture.h"
+#include "ibmsg/ibmsg.h"
+
+namespace
+{
+
+using core_test::connect_pair;
+using core_test::open_context;
+
+uint64_t cnt(ibmsg_context_t ctx, cnt_id_t id, cnt_read_what_t what = CNT_READ_VALUE)
+{
+    return cnt_read(ctx->cnt, id, what);
+}
+
+// KiB of a /proc/self/status field (VmRSS, VmPin).
+long status_kib(const char *field)
+{
+    std::ifstream f("/proc/self/status");
+    std::string line;
+    size_t n = strlen(field);
+    while (std::getline(f, line)) {
+        if (line.compare(0, n, field) == 0 && line[n] == ':') {
+            return std::stol(line.substr(n + 1));
+        }
+    }
+    return -1;
+}
+
+// A hardware counter of the test device's port 1 (rxe: RNR NAKs sent and received), -1 if absent.
+long long nic_hw(const char *name)
+{
+    const char *dev = getenv("IBMSG_TEST_DEVICE");
+    std::ifstream f(std::string("/sys/class/infiniband/") + (dev != nullptr ? dev : "rxe0") +
+                    "/ports/1/hw_counters/" + name);
+    long long v = -1;
+    return f >> v ? v : -1;
+}
+
+// Payload k of sender s: the first 8 bytes say (s, k), the rest derive from them.
+std::vector<uint8_t> payload(uint32_t s, uint32_t k, size_t len)
+{
+    std::vector<uint8_t> v(len);
+    for (size_t i = 0; i < len; i++) {
+        v[i] = uint8_t(s * 131 + k * 17 + i * 7 + 1);
+    }
+    if (len >= 8) {
+        memcpy(v.data(), &s, 4);
+        memcpy(v.data() + 4, &k, 4);
+    }
+    return v;
+}
+
+// 1,024 endpoints in one context (512 connected pairs), a byte-verified message each way over
+// every pair; the receive memory is the SRQ's, whatever the endpoint count.
+TEST(Scale, ThousandEndpointsEveryPairVerified)
+{
+    ibmsg_context_t ctx;
+    int ret = open_context(&ctx);
+    if (ret == IBMSG_ERR_NO_DEVICE) {
+        GTEST_SKIP() << core_test::kSkip;
+    }
+    ASSERT_EQ(ret, IBMSG_OK);
+    if (ctx->srq == nullptr) {
+        ibmsg_context_destroy(ctx);
+        GTEST_SKIP() << "no shared receive queue (core_srq=0 or the device has none)";
+    }
+    const int N = 1024;
+    const long rss0 = status_kib("VmRSS"), pin0 = status_kib("VmPin");
+    const uint64_t rpool0 = ctx->rpool->total;
+    std::vector<ibmsg_ep_t> e(N);
+    long rss64 = 0, pin64 = 0;
+    for (int i = 0; i < N; i++) {
+        ASSERT_EQ(ibmsg_ep_create(ctx, &e[i]), IBMSG_OK) << "endpoint " << i;
+        if (i == 63) {
+            rss64 = status_kib("VmRSS");
+            pin64 = status_kib("VmPin");
+        }
+    }
+    for (int i = 0; i < N; i += 2) {
+        ASSERT_EQ(connect_pair(e[i], e[i + 1]), IBMSG_OK) << "pair " << i / 2;
+    }
+    const size_t len = 64;
+    for (int i = 0; i < N; i += 2) {
+        for (int dir = 0; dir < 2; dir++) {
+            ibmsg_ep_t from = e[i + dir], to = e[i + 1 - dir];
+            auto out = payload(uint32_t(i), uint32_t(dir), len);
+            std::vector<uint8_t> in(len, 0xee);
+            ibmsg_request_t rreq;
+            ibmsg_tag_status_t st{};
+            ASSERT_EQ(
+                ibmsg_tag_irecv(ctx, to, in.data(), len, uint64_t(i), IBMSG_TAG_MASK_EXACT, &rreq),
+                IBMSG_OK);
+            ASSERT_EQ(ibmsg_tag_send(from, out.data(), len, uint64_t(i)), IBMSG_OK);
+            ASSERT_EQ(ibmsg_request_wait(&rreq, &st), IBMSG_OK);
+            ASSERT_EQ(st.source, to);
+            ASSERT_EQ(st.length, len);
+            ASSERT_EQ(in, out) << "pair " << i / 2 << " direction " << dir;
+        }
+    }
+    const long rss = status_kib("VmRSS"), pin = status_kib("VmPin");
+    fprintf(stderr,
+            "endpoints 0/64/1024: VmRSS %ld/%ld/%ld KiB (%.1f KiB per endpoint), VmPin "
+            "%ld/%ld/%ld KiB; receive pool %llu buffers\n",
+            rss0, rss64, rss, double(rss - rss0) / N, pin0, pin64, pin,
+            (unsigned long long)ctx->rpool->total);
+    EXPECT_EQ(cnt(ctx, CNT_CORE_ENDPOINTS), uint64_t(N));
+    EXPECT_EQ(cnt(ctx, CNT_CORE_SRQ_ACTIVE), 1u);
+    EXPECT_EQ(ctx->rpool->total, rpool0) << "no receive buffer per endpoint";
+    EXPECT_LE(ctx->rpool->total * ctx->rpool->buf_size, 16u << 20) << "the pool stays in 16 MiB";
+    EXPECT_LE(pin - pin0, 1024) << "pinned memory does not grow with the endpoints (KiB)";
+    EXPECT_LE((rss - rss0) / N, 64) << "KiB resident per endpoint, the provider's QP included";
+    EXPECT_EQ(cnt(ctx, CNT_VERBS_BUF_POOL_IN_USE), uint64_t(ctx->srq_posted));
+    EXPECT_LE(cnt(ctx, CNT_CORE_SRQ_POSTED, CNT_READ_HIGH), uint64_t(ctx->srq_max));
+    EXPECT_EQ(cnt(ctx, CNT_VERBS_RNR_EVENTS), 0u);
+    EXPECT_EQ(cnt(ctx, CNT_CORE_WIRE_REJECTED), 0u);
+    EXPECT_EQ(cnt(ctx, CNT_VERBS_WC_ERRORS), 0u);
+    for (int i = 0; i < N; i++) {
+        ASSERT_EQ(ibmsg_ep_destroy(e[i]), IBMSG_OK);
+    }
+    EXPECT_EQ(cnt(ctx, CNT_CORE_ENDPOINTS), 0u);
+    EXPECT_EQ(ctx->zombies, nullptr);
+    EXPECT_EQ(ctx->sq_out, 0u);
+    EXPECT_EQ(ctx->srq_lent, 0u) << "every endpoint's credits left the SRQ's budget";
+    EXPECT_EQ(cnt(ctx, CNT_VERBS_BUF_POOL_IN_USE), uint64_t(ctx->srq_posted));
+    EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
+}
+
+// Incast: 64 endpoints of a sender context stream into one receiver context whose SRQ holds 32
+// buffers (depth and maximum). Their first windows (4 credits: 3 data messages each) overcommit
+// it 6 times, so the first wave meets an empty queue (RNR NAKs); from then on the receiver
+// returns credits only within the SRQ's budget (core/srq.c), in turn, so the senders take
+// turns instead of storming it with go-back-N resends, which once soft-locked the guest's
+// kernel (64-message windows) or failed a starved sender's QP with "transport retry counter
+// exceeded" (4-message windows, before the budget). Every message arrives exactly once, in order
+// per sender, byte-equal, every sender finishes, and none waits for the last of another.
+TEST(Incast, SixtyFourEndpointsIntoASmallSrq)
+{
+    auto small = [](ibmsg_info_t info) {
+        ibmsg_info_set_int(info, "core_srq_depth", 32);
+        ibmsg_info_set_int(info, "core_srq_max", 32);
+        ibmsg_info_set_int(info, "core_credits", 4); // the senders' window (its address blob)
+    };
+    ibmsg_context_t rctx, sctx;
+    int ret = open_context(&rctx, nullptr, small);
+    if (ret == IBMSG_ERR_NO_DEVICE) {
+        GTEST_SKIP() << core_test::kSkip;
+    }
+    ASSERT_EQ(ret, IBMSG_OK);
+    if (rctx->srq == nullptr) {
+        ibmsg_context_destroy(rctx);
+        GTEST_SKIP() << "no shared receive queue (core_srq=0 or the device has none)";
+    }
+    ASSERT_EQ(open_context(&sctx), IBMSG_OK);
+    const int S = 64, M = 100;
+    const size_t sizes[] = {8, 300, 4096, 8000};
+    std::vector<ibmsg_ep_t> r(S), s(S);
+    for (int i = 0; i < S; i++) {
+        ASSERT_EQ(ibmsg_ep_create(rctx, &r[i]), IBMSG_OK);
+        ASSERT_EQ(ibmsg_ep_create(sctx, &s[i]), IBMSG_OK);
+        ASSERT_EQ(connect_pair(s[i], r[i]), IBMSG_OK);
+    }
+    // Wildcard receives, one per message, as the receiver of an incast posts them.
+    const size_t maxlen = 8000;
+    std::vector<std::vector<uint8_t>> in(size_t(S) * M, std::vector<uint8_t>(maxlen));
+    std::vector<ibmsg_request_t> rreq(size_t(S) * M);
+    for (size_t j = 0; j < rreq.size(); j++) {
+        ASSERT_EQ(ibmsg_tag_irecv(rctx, IBMSG_EP_NULL, in[j].data(), maxlen, 0, IBMSG_TAG_MASK_ANY,
+                                  &rreq[j]),
+                  IBMSG_OK);
+    }
+    std::vector<std::vector<uint8_t>> out(size_t(S) * M);
+    std::vector<ibmsg_request_t> sreq(size_t(S) * M);
+    for (int k = 0; k < M; k++) { // round robin: every sender has a stream going at once
+        for (int i = 0; i < S; i++) {
+            size_t j = size_t(i) * M + size_t(k);
+            out[j] = payload(uint32_t(i), uint32_t(k), sizes[(i + k) % 4]);
+            ASSERT_EQ(ibmsg_tag_isend(s[i], out[j].data(), out[j].size(), uint64_t(i), &sreq[j]),
+                      IBMSG_OK);
+        }
+    }
+    const long long rnr_sent0 = nic_hw("send_rnr_err"), rnr_rcvd0 = nic_hw("rcvd_rnr_err");
+    const auto t0 = std::chrono::steady_clock::now();
+    // One thread progresses both, the receiver as often as the sender: each sender's oldest send
+    // is tested (a test progresses the senders' context), then the receiver progresses. Testing
+    // every send per round would starve the receiver of progress, and with it the refills.
+    // Receives complete in posting order of the wildcard queue.
+    std::vector<uint32_t> next(S, 0), first_done(S, UINT32_MAX), last_done(S, 0), sends(S, 0);
+    size_t done_recv = 0, done_send = 0;
+    uint32_t order = 0;
+    while (done_recv < rreq.size() || done_send < sreq.size()) {
+        for (int i = 0; i < S; i++) { // sends complete in order per sender
+            if (sends[i] < uint32_t(M)) {
+                size_t j = size_t(i) * M + sends[i];
+                int flag = 0;
+                ibmsg_tag_status_t st{};
+                ASSERT_EQ(ibmsg_request_test(&sreq[j], &flag, &st), IBMSG_OK)
+                    << "sender " << i << " message " << sends[i];
+                if (flag) {
+                    ASSERT_EQ(st.error, IBMSG_OK) << "sender " << i << " message " << sends[i];
+                    sends[i]++;
+                    done_send++;
+                }
+            } else {
+                ibmsg_context_progress(sctx, nullptr);
+            }
+            ibmsg_context_progress(rctx, nullptr);
+        }
+        for (; done_recv < rreq.size(); done_recv++) { // wildcards match in posting order
+            int flag = 0;
+            ibmsg_tag_status_t st{};
+            ASSERT_EQ(ibmsg_request_test(&rreq[done_recv], &flag, &st), IBMSG_OK);
+            if (!flag) {
+                break;
+            }
+            ASSERT_EQ(st.error, IBMSG_OK);
+            uint32_t si, ki;
+            ASSERT_GE(st.length, 8u);
+            memcpy(&si, in[done_recv].data(), 4);
+            memcpy(&ki, in[done_recv].data() + 4, 4);
+            ASSERT_LT(si, uint32_t(S));
+            ASSERT_EQ(st.tag, uint64_t(si));
+            ASSERT_EQ(st.source, r[si]);
+            ASSERT_EQ(ki, next[si]) << "sender " << si << ": lost, duplicated or reordered";
+            next[si]++;
+            const auto &want = out[size_t(si) * M + ki];
+            ASSERT_EQ(st.length, want.size());
+            ASSERT_EQ(memcmp(in[done_recv].data(), want.data(), want.size()), 0)
+                << "sender " << si << " message " << ki;
+            first_done[si] = std::min(first_done[si], order);
+            last_done[si] = order++;
+        }
+    }
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const long long rnr_sent = nic_hw("send_rnr_err"), rnr_rcvd = nic_hw("rcvd_rnr_err");
+    uint32_t latest_first = 0, earliest_last = UINT32_MAX;
+    for (int i = 0; i < S; i++) {
+        ASSERT_EQ(next[i], uint32_t(M)) << "sender " << i;
+        latest_first = std::max(latest_first, first_done[i]);
+        earliest_last = std::min(earliest_last, last_done[i]);
+    }
+    fprintf(stderr,
+            "incast %d x %d in %.1f s: limit events %llu, srq empty %llu, refills %llu, returns "
+            "withheld %llu, credits forgiven %llu, window stalls %llu, posted low %llu; RNR NAKs "
+            "sent %lld received %lld (rxe hw_counters); every sender's first message by %u, the "
+            "first sender done at %u\n",
+            S, M, secs, (unsigned long long)cnt(rctx, CNT_CORE_SRQ_LIMIT_EVENTS),
+            (unsigned long long)cnt(rctx, CNT_CORE_SRQ_EMPTY),
+            (unsigned long long)cnt(rctx, CNT_CORE_SRQ_REFILLS),
+            (unsigned long long)cnt(rctx, CNT_CORE_SRQ_CREDITS_WITHHELD),
+            (unsigned long long)cnt(rctx, CNT_CORE_SRQ_CREDITS_FORGIVEN),
+            (unsigned long long)cnt(sctx, CNT_CORE_CREDIT_STALLS),
+            (unsigned long long)cnt(rctx, CNT_CORE_SRQ_POSTED, CNT_READ_LOW),
+            rnr_sent0 < 0 ? -1 : rnr_sent - rnr_sent0, rnr_rcvd0 < 0 ? -1 : rnr_rcvd - rnr_rcvd0,
+            latest_first, earliest_last);
+    EXPECT_LT(latest_first, earliest_last) << "every sender got through before any finished";
+    EXPECT_LT(secs, 120.0) << "bounded: no sender waits out RNR storms";
+    EXPECT_EQ(cnt(rctx, CNT_CORE_EAGER_MSGS_RECVD), uint64_t(S) * M);
+    EXPECT_EQ(cnt(sctx, CNT_CORE_EAGER_MSGS_SENT), uint64_t(S) * M);
+    EXPECT_LE(cnt(rctx, CNT_CORE_SRQ_POSTED, CNT_READ_HIGH), 32u);
+    EXPECT_EQ(cnt(rctx, CNT_CORE_SRQ_TARGET, CNT_READ_HIGH), 32u);
+    EXPECT_GT(cnt(rctx, CNT_CORE_SRQ_LIMIT_EVENTS), 0u) << "the first wave overran the SRQ";
+    EXPECT_GT(cnt(rctx, CNT_CORE_SRQ_CREDITS_WITHHELD), 0u) << "returns waited for the budget";
+    EXPECT_GT(cnt(sctx, CNT_CORE_CREDIT_STALLS), 0u) << "windows bound";
+    EXPECT_EQ(cnt(rctx, CNT_VERBS_RNR_EVENTS), 0u);
+    EXPECT_EQ(cnt(sctx, CNT_VERBS_RNR_EVENTS), 0u);
+    EXPECT_EQ(cnt(rctx, CNT_VERBS_WC_ERRORS), 0u);
+    EXPECT_EQ(cnt(sctx, CNT_VERBS_WC_ERRORS), 0u);
+    EXPECT_EQ(cnt(rctx, CNT_CORE_WIRE_REJECTED), 0u);
+    EXPECT_EQ(cnt(sctx, CNT_CORE_WIRE_REJECTED), 0u);
+    for (int i = 0; i < S; i++) {
+        ASSERT_EQ(ibmsg_ep_destroy(s[i]), IBMSG_OK);
+        ASSERT_EQ(ibmsg_ep_destroy(r[i]), IBMSG_OK);
+    }
+    EXPECT_EQ(cnt(rctx, CNT_VERBS_BUF_POOL_IN_USE), uint64_t(rctx->srq_posted));
+    EXPECT_EQ(rctx->srq_lent, 0u) << "every endpoint's credits left the budget";
+    EXPECT_EQ(rctx->srq_nwait, 0u);
+    EXPECT_EQ(rctx->srq_wait_head, nullptr);
+    EXPECT_EQ(ibmsg_context_destroy(sctx), IBMSG_OK);
+    EXPECT_EQ(ibmsg_context_destroy(rctx), IBMSG_OK);
+}
+
+} // namespace

@@ -1,0 +1,53 @@
+/* Asynchronous device events, read without blocking. */
+#include "verbs/async.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <ibmsg/status.h>
+
+#include "util/log.h"
+#include "verbs/verbs_priv.h"
+
+int verbs_dev_poll_async(verbs_dev_t *dev, verbs_async_event_t *ev)
+{
+    struct ibv_async_event e;
+
+    /* The fd is non-blocking (verbs_dev_open): EAGAIN means nothing is pending. */
+    if (ibv_get_async_event(dev->ctx, &e) != 0) {
+        return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : verbs_errno_status(errno);
+    }
+    ev->raw = (int)e.event_type;
+    ev->qpn = 0;
+    switch (e.event_type) {
+    case IBV_EVENT_SRQ_LIMIT_REACHED:
+        ev->type = VERBS_ASYNC_SRQ_LIMIT;
+        break;
+    case IBV_EVENT_SRQ_ERR:
+        ev->type = VERBS_ASYNC_SRQ_ERR;
+        break;
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR:
+        ev->type = VERBS_ASYNC_QP_FATAL;
+        ev->qpn = e.element.qp->qp_num;
+        break;
+    case IBV_EVENT_QP_LAST_WQE_REACHED:
+        ev->type = VERBS_ASYNC_QP_LAST_WQE;
+        ev->qpn = e.element.qp->qp_num;
+        break;
+    case IBV_EVENT_CQ_ERR:
+        ev->type = VERBS_ASYNC_CQ_ERR;
+        break;
+    default:
+        ev->type = VERBS_ASYNC_OTHER;
+        break;
+    }
+    ibv_ack_async_event(&e);
+    return 1;
+}
+
+const char *verbs_async_string(const verbs_async_event_t *ev)
+{
+    return ibv_event_type_str((enum ibv_event_type)ev->raw);
+}
