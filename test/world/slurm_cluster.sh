@@ -44,7 +44,7 @@ down() {
 
 show_logs() {
     local f
-    for f in munged.log slurmctld.log slurmd.log; do
+    for f in munged.out munged.log slurmctld.log slurmd.log; do
         if [ -s "$dir/$f" ]; then
             echo "--- $dir/$f (last 30 lines)" >&2
             tail -n 30 "$dir/$f" >&2
@@ -70,7 +70,7 @@ up() {
     chmod 0400 "$dir/munge.key"
     munged --force --key-file="$dir/munge.key" --socket="$dir/munge.socket" \
         --pid-file="$dir/munged.pid" --log-file="$dir/munged.log" \
-        --seed-file="$dir/munged.seed" ||
+        --seed-file="$dir/munged.seed" 2>"$dir/munged.out" ||
         {
             show_logs
             die "munged did not start"

@@ -6,6 +6,7 @@
  *       checks every byte, tag, length and source, then barriers and checks the counters.
  *   world_alltoall -x R                    rank R leaves right after init; the others must see
  *       its endpoint fail (IBMSG_ERR_PEER_FAILED) within 60 s, then still talk among themselves.
+ *       -c C: rank R exits with status C (after finalizing), to see what the launcher does.
  *   world_alltoall -r [-n msgs]            ring with on-demand wireup: each rank posts a receive
  *       from any source BEFORE it has any endpoint, then sends to the next rank only; the
  *       message from the previous rank (which connected to us) must match it. Each rank must end
@@ -181,7 +182,7 @@ static void alltoall(ibmsg_world_t world, uint32_t size, uint32_t n, size_t byte
     free(seen);
 }
 
-static int early_exit(ibmsg_world_t world, uint32_t size, uint32_t gone)
+static int early_exit(ibmsg_world_t world, uint32_t size, uint32_t gone, int code)
 {
     ibmsg_context_t ctx;
     ibmsg_ep_t ep;
@@ -205,8 +206,8 @@ static int early_exit(ibmsg_world_t world, uint32_t size, uint32_t gone)
         }
         CHECK("barrier", ibmsg_world_barrier(world));
         CHECK("world_finalize", ibmsg_world_finalize(world));
-        printf("rank %u: left early\n", me);
-        return 0;
+        printf("rank %u: left early, exit status %d\n", me, code);
+        return code;
     }
     CHECK("world_ep", ibmsg_world_ep(world, gone, &ep));
     CHECK("recv pid", ibmsg_tag_recv(ctx, ep, &pid, sizeof(pid), 4, IBMSG_TAG_MASK_EXACT, NULL));
@@ -391,12 +392,12 @@ int main(int argc, char **argv)
     uint32_t n = 50, size, local;
     size_t bytes = 100;
     long gone = -1;
-    int opt, provided, ring_mode = 0;
+    int opt, provided, ring_mode = 0, code = 0;
     ibmsg_world_t world;
     ibmsg_world_bootstrap_t how;
     ibmsg_context_t ctx;
 
-    while ((opt = getopt(argc, argv, "n:s:x:re")) != -1) {
+    while ((opt = getopt(argc, argv, "n:s:x:c:re")) != -1) {
         switch (opt) {
         case 'r':
             ring_mode = 1;
@@ -413,8 +414,12 @@ int main(int argc, char **argv)
         case 'x':
             gone = strtol(optarg, NULL, 0);
             break;
+        case 'c':
+            code = (int)strtol(optarg, NULL, 0);
+            break;
         default:
-            fprintf(stderr, "usage: %s [-n msgs] [-s bytes] [-x rank] [-r] [-e]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-n msgs] [-s bytes] [-x rank [-c status]] [-r] [-e]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -435,7 +440,7 @@ int main(int argc, char **argv)
         if ((uint32_t)gone >= size || size < 3) {
             FAIL("-x needs a rank < size and size >= 3");
         }
-        return early_exit(world, size, (uint32_t)gone);
+        return early_exit(world, size, (uint32_t)gone, code);
     }
     if (ring_mode) {
         return ring(world, size, n);

@@ -4,12 +4,14 @@
 # needs (a ctest fixture).
 #
 #   world_job.sh mpirun N PROGRAM MODE
-#   world_job.sh srun STATE N PROGRAM MODE
+#   world_job.sh srun|sbatch STATE N PROGRAM MODE
 #   world_job.sh cluster-up STATE | cluster-down STATE
 #
-# MODE: alltoall | alltoall-eager | ring-on-demand | early-exit | ring (ring: examples/ring.c; the
-# others: world_alltoall; on-demand wireup is the default). STATE names the file in which
-# cluster-up records the cluster (test/world/slurm_cluster.sh) that srun runs on.
+# MODE: alltoall | alltoall-eager | ring-on-demand | early-exit | early-exit-status | ring (ring:
+# examples/ring.c; the others: world_alltoall; on-demand wireup is the default). early-exit-status
+# (srun only): the leaving rank exits 3 after finalizing; the others go on, and srun exits 3.
+# sbatch runs examples/sbatch_ring.sh with PROGRAM (MODE ring). STATE names the file in which
+# cluster-up records the cluster (test/world/slurm_cluster.sh) that srun and sbatch run on.
 # Exits 77 (skip) without an RDMA device; the Slurm tests also outside the test guest
 # (IBMSG_VM=1), since they start their own slurmctld and slurmd as root. In the guest a missing
 # launcher or a cluster that does not start is a failure. A hang is a failure (timeout).
@@ -64,9 +66,9 @@ mpirun)
         exit 77
     fi
     ;;
-srun)
+srun | sbatch)
     need_guest
-    state=${1:?srun STATE N PROGRAM MODE}
+    state=${1:?srun|sbatch STATE N PROGRAM MODE}
     shift
     if [ ! -s "$state" ]; then
         echo "FAIL: no Slurm cluster ($state is missing: its fixture world_srun_cluster_up failed)"
@@ -80,6 +82,7 @@ esac
 n=${1:?N} prog=${2:?PROGRAM} mode=${3:?MODE}
 last=$((n - 1))
 mpi_env=()
+want_rc=0
 case "$mode" in
 alltoall) args=(-n 50 -s 100) want="^rank [0-9]+/$n " expect=$n ;;
 alltoall-eager)
@@ -89,6 +92,9 @@ alltoall-eager)
     ;;
 ring-on-demand) args=(-r -n 100) want="^ring rank [0-9]+/$n: 100 msgs" expect=$n ;;
 early-exit) args=(-x "$last") want="^rank [0-9]+: rank $last reported failed" expect=$last ;;
+early-exit-status)
+    args=(-x "$last" -c 3) want="^rank [0-9]+: rank $last reported failed" expect=$last want_rc=3
+    ;;
 ring) args=(-n 100 -s 64) want="^ring: $n ranks, 100 laps of 64 B" expect=1 ;;
 *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac
@@ -108,10 +114,20 @@ srun)
     timeout 300 srun -n "$n" --overcommit --mpi=pmix --time=5 --kill-on-bad-exit=0 \
         "$prog" "${args[@]}" >"$out" 2>&1 || rc=$?
     ;;
+sbatch)
+    # The example as a user submits it; --wait returns the job's exit status.
+    timeout 300 sbatch --wait --quiet -n "$n" --overcommit --time=5 --output="$out" \
+        "$here/../../examples/sbatch_ring.sh" "$prog" "${args[1]}" "${args[3]}" || rc=$?
+    ;;
 esac
 cat "$out"
-if [ "$rc" -ne 0 ]; then
-    echo "FAIL: $launcher exited with $rc$([ "$rc" -eq 124 ] && echo ' (timed out: a hang)')"
+if [ "$rc" -ne "$want_rc" ]; then
+    echo "FAIL: $launcher exited with $rc, expected $want_rc$([ "$rc" -eq 124 ] && echo ' (timed out: a hang)')"
+    exit 1
+fi
+# srun names a task that exited non-zero; the step went on (--kill-on-bad-exit=0).
+if [ "$want_rc" -ne 0 ] && ! grep -q "task $last: Exited with exit code $want_rc" "$out"; then
+    echo "FAIL: srun did not report task $last's exit status $want_rc"
     exit 1
 fi
 got=$(grep -c -E "$want" "$out" || true)
