@@ -40,15 +40,15 @@ static int pmix_status(const char *what, pmix_status_t rc)
     return IBMSG_ERR_IO;
 }
 
-/* A job-level value of type uint32 or uint16 (launchers differ in the width they store). */
-static int pmix_job_u32(const char *key, uint32_t *out)
+/* A value stored as uint32 or uint16. The standard gives PMIX_JOB_SIZE as uint32 and
+   PMIX_LOCAL_RANK as uint16 (Open MPI 4.1's mpirun and Slurm 22.05 keep to it); a launcher that
+   stored the other width is read right rather than failed or misread. */
+static int pmix_u32(const pmix_proc_t *proc, const char *key, uint32_t *out)
 {
-    pmix_proc_t job;
     pmix_value_t *val = NULL;
     int status;
 
-    PMIX_LOAD_PROCID(&job, pmix_me.nspace, PMIX_RANK_WILDCARD);
-    status = pmix_status(key, PMIx_Get(&job, key, NULL, 0, &val));
+    status = pmix_status(key, PMIx_Get(proc, key, NULL, 0, &val));
     if (status != IBMSG_OK) {
         return status;
     }
@@ -69,21 +69,18 @@ static int pmix_job_u32(const char *key, uint32_t *out)
 
 int world_pmix_init(uint32_t *rank, uint32_t *size, uint32_t *local_rank)
 {
-    pmix_value_t *val = NULL;
+    pmix_proc_t job;
     int status;
 
     status = pmix_status("PMIx_Init", PMIx_Init(&pmix_me, NULL, 0));
     if (status != IBMSG_OK) {
         return status;
     }
-    status = pmix_job_u32(PMIX_JOB_SIZE, size);
+    PMIX_LOAD_PROCID(&job, pmix_me.nspace, PMIX_RANK_WILDCARD);
+    status = pmix_u32(&job, PMIX_JOB_SIZE, size);
     if (status == IBMSG_OK) {
         /* The local rank is a property of this process, not of the job. */
-        status = pmix_status(PMIX_LOCAL_RANK, PMIx_Get(&pmix_me, PMIX_LOCAL_RANK, NULL, 0, &val));
-        if (status == IBMSG_OK) {
-            *local_rank = val->type == PMIX_UINT16 ? val->data.uint16 : 0;
-            PMIX_VALUE_RELEASE(val);
-        }
+        status = pmix_u32(&pmix_me, PMIX_LOCAL_RANK, local_rank);
     }
     if (status == IBMSG_OK && (*size == 0 || pmix_me.rank >= *size)) {
         util_error("pmix: rank %u outside a job of %u processes", pmix_me.rank, *size);
@@ -128,6 +125,9 @@ int world_pmix_fence(int collect, int timeout_s)
     PMIX_LOAD_PROCID(&all, pmix_me.nspace, PMIX_RANK_WILDCARD);
     PMIX_INFO_CONSTRUCT(&info[0]);
     PMIX_INFO_CONSTRUCT(&info[1]);
+    /* Only ever PMIX_COLLECT_DATA = true: Slurm's fence upcall collects whenever the key is
+       present, whatever its value (pmixp_client_v2.c in 22.05), so "false" would still collect.
+       That upcall reads no other key: Slurm's own PMIxTimeout (300 s by default) bounds it. */
     if (collect) {
         PMIX_INFO_LOAD(&info[ninfo], PMIX_COLLECT_DATA, &flag, PMIX_BOOL);
         ninfo++;

@@ -80,6 +80,9 @@ static int world_fence(ibmsg_world_t w, int collect)
     if (status == IBMSG_OK) {
         world_cnt.fence_ns += world_now_ns() - t0;
         world_cnt.fences++;
+        if (collect) {
+            world_cnt.init_fence_ns = world_now_ns() - t0; /* only init collects */
+        }
     }
     return status;
 }
@@ -263,6 +266,7 @@ int ibmsg_world_init(ibmsg_info_t info, ibmsg_world_t *world)
         return IBMSG_ERR_BUSY;
     }
     world_counters_init();
+    world_cnt.init_fence_ns = 0;
     w = calloc(1, sizeof(*w));
     if (w == NULL) {
         return IBMSG_ERR_NO_MEMORY;

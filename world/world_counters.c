@@ -28,6 +28,8 @@ static void world_counters_register(void)
            a handle once ibmsg_world_init has registered them, and must still see the init. */
         {"world_bootstrap_time_ns", IBMSG_T_PVAR_CLASS_GENERIC, &world_cnt.bootstrap_ns,
          "nanoseconds the last ibmsg_world_init took (bootstrap, wireup and its fences)"},
+        {"world_init_fence_time_ns", IBMSG_T_PVAR_CLASS_GENERIC, &world_cnt.init_fence_ns,
+         "nanoseconds of the last ibmsg_world_init's data-collecting PMIx fence (0: none)"},
         {"world_endpoints", IBMSG_T_PVAR_CLASS_LEVEL, &world_cnt.eps,
          "endpoints of the world (eager: one per peer from init; on demand: those in use)"},
         {"world_fence_time_ns", IBMSG_T_PVAR_CLASS_TIMER, &world_cnt.fence_ns,

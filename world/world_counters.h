@@ -12,10 +12,11 @@ extern "C" {
 #endif
 
 typedef struct world_counters {
-    uint64_t bootstrap_ns; /* the last ibmsg_world_init, from start to all endpoints connected */
-    uint64_t fence_ns;     /* time in fences and barriers (init's included) */
-    uint64_t fences;       /* fences and barriers completed */
-    uint64_t eps;          /* endpoints of the world now */
+    uint64_t bootstrap_ns;  /* the last ibmsg_world_init, from start to all endpoints connected */
+    uint64_t fence_ns;      /* time in fences and barriers (init's included) */
+    uint64_t init_fence_ns; /* the last ibmsg_world_init's data-collecting fence */
+    uint64_t fences;        /* fences and barriers completed */
+    uint64_t eps;           /* endpoints of the world now */
     /* On-demand wireup (world/wireup.c) and failures. */
     uint64_t eps_on_demand;      /* endpoints created on demand (asked for, or asked by a peer) */
     uint64_t connect_reqs_sent;  /* connect requests sent (first tries; resends in retries) */

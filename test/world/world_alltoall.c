@@ -6,11 +6,15 @@
  *       checks every byte, tag, length and source, then barriers and checks the counters.
  *   world_alltoall -x R                    rank R leaves right after init; the others must see
  *       its endpoint fail (IBMSG_ERR_PEER_FAILED) within 60 s, then still talk among themselves.
+ *       -c C: rank R exits with status C (after finalizing), to see what the launcher does.
  *   world_alltoall -r [-n msgs]            ring with on-demand wireup: each rank posts a receive
  *       from any source BEFORE it has any endpoint, then sends to the next rank only; the
  *       message from the previous rank (which connected to us) must match it. Each rank must end
  *       with exactly 2 endpoints (1 with 2 ranks), whatever the job size.
  *   -e  the world is expected to be wired eagerly (IBMSG_WORLD_WIREUP=0): counters differ.
+ *
+ * The all-to-all also prints the launcher's fence costs: init's data-collecting fence
+ * (world_init_fence_time_ns) and the median of 5 barriers (PMIx_Fence without data).
  *
  * Prints one line per rank; exits 0 on success, 1 on any mismatch or error.
  */
@@ -178,7 +182,7 @@ static void alltoall(ibmsg_world_t world, uint32_t size, uint32_t n, size_t byte
     free(seen);
 }
 
-static int early_exit(ibmsg_world_t world, uint32_t size, uint32_t gone)
+static int early_exit(ibmsg_world_t world, uint32_t size, uint32_t gone, int code)
 {
     ibmsg_context_t ctx;
     ibmsg_ep_t ep;
@@ -202,8 +206,8 @@ static int early_exit(ibmsg_world_t world, uint32_t size, uint32_t gone)
         }
         CHECK("barrier", ibmsg_world_barrier(world));
         CHECK("world_finalize", ibmsg_world_finalize(world));
-        printf("rank %u: left early\n", me);
-        return 0;
+        printf("rank %u: left early, exit status %d\n", me, code);
+        return code;
     }
     CHECK("world_ep", ibmsg_world_ep(world, gone, &ep));
     CHECK("recv pid", ibmsg_tag_recv(ctx, ep, &pid, sizeof(pid), 4, IBMSG_TAG_MASK_EXACT, NULL));
@@ -388,12 +392,12 @@ int main(int argc, char **argv)
     uint32_t n = 50, size, local;
     size_t bytes = 100;
     long gone = -1;
-    int opt, provided, ring_mode = 0;
+    int opt, provided, ring_mode = 0, code = 0;
     ibmsg_world_t world;
     ibmsg_world_bootstrap_t how;
     ibmsg_context_t ctx;
 
-    while ((opt = getopt(argc, argv, "n:s:x:re")) != -1) {
+    while ((opt = getopt(argc, argv, "n:s:x:c:re")) != -1) {
         switch (opt) {
         case 'r':
             ring_mode = 1;
@@ -410,8 +414,12 @@ int main(int argc, char **argv)
         case 'x':
             gone = strtol(optarg, NULL, 0);
             break;
+        case 'c':
+            code = (int)strtol(optarg, NULL, 0);
+            break;
         default:
-            fprintf(stderr, "usage: %s [-n msgs] [-s bytes] [-x rank] [-r] [-e]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-n msgs] [-s bytes] [-x rank [-c status]] [-r] [-e]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -432,7 +440,7 @@ int main(int argc, char **argv)
         if ((uint32_t)gone >= size || size < 3) {
             FAIL("-x needs a rank < size and size >= 3");
         }
-        return early_exit(world, size, (uint32_t)gone);
+        return early_exit(world, size, (uint32_t)gone, code);
     }
     if (ring_mode) {
         return ring(world, size, n);
@@ -441,6 +449,7 @@ int main(int argc, char **argv)
     CHECK("t_init", ibmsg_t_init_thread(0, &provided));
     CHECK("session", ibmsg_t_pvar_session_create(&session));
     pvar_t boot = pvar_open("world_bootstrap_time_ns", IBMSG_T_PVAR_CLASS_GENERIC, NULL);
+    pvar_t init_fence = pvar_open("world_init_fence_time_ns", IBMSG_T_PVAR_CLASS_GENERIC, NULL);
     pvar_t eps = pvar_open("world_endpoints", IBMSG_T_PVAR_CLASS_LEVEL, NULL);
     pvar_t fences = pvar_open("world_fences", IBMSG_T_PVAR_CLASS_COUNTER, NULL);
     pvar_t fence_ns = pvar_open("world_fence_time_ns", IBMSG_T_PVAR_CLASS_TIMER, NULL);
@@ -463,9 +472,10 @@ int main(int argc, char **argv)
     double t2 = now_s();
 
     unsigned long long want = 2ull * n * (size - 1);
-    unsigned long long v_boot = pvar_read(boot), v_eps = pvar_read(eps), v_f = pvar_read(fences),
-                       v_fns = pvar_read(fence_ns), v_sent = pvar_read(sent),
-                       v_recvd = pvar_read(recvd), v_bytes = pvar_read(bytes_recvd);
+    unsigned long long v_boot = pvar_read(boot), v_init_fence = pvar_read(init_fence),
+                       v_eps = pvar_read(eps), v_f = pvar_read(fences), v_fns = pvar_read(fence_ns),
+                       v_sent = pvar_read(sent), v_recvd = pvar_read(recvd),
+                       v_bytes = pvar_read(bytes_recvd);
     unsigned long long v_od = pvar_read(od), v_rej = pvar_read(rej), v_races = pvar_read(races),
                        v_reqs = pvar_read(reqs), v_c = pvar_read(conns), v_cns = pvar_read(conn_ns);
     /* On demand: no endpoint before the first world_ep; then exactly one per peer, however the
@@ -477,12 +487,28 @@ int main(int argc, char **argv)
              "requests %llu, connects %llu, races %llu",
              eps0, v_od, want_od, v_rej, v_reqs, v_c, v_races);
     }
-    if (v_eps != size - 1 || v_f != 1 || v_fns == 0 || v_boot == 0 || v_sent != want ||
-        v_recvd != want || v_bytes != want * bytes) {
-        FAIL("counters: endpoints %llu fences %llu fence_ns %llu bootstrap_ns %llu sent %llu "
-             "recvd %llu bytes %llu (want %u endpoints, 1 fence, %llu messages)",
-             v_eps, v_f, v_fns, v_boot, v_sent, v_recvd, v_bytes, size - 1, want);
+    if (v_eps != size - 1 || v_f != 1 || v_fns == 0 || v_boot == 0 || v_init_fence == 0 ||
+        v_init_fence >= v_boot || v_sent != want || v_recvd != want || v_bytes != want * bytes) {
+        FAIL("counters: endpoints %llu fences %llu fence_ns %llu bootstrap_ns %llu init_fence_ns "
+             "%llu sent %llu recvd %llu bytes %llu (want %u endpoints, 1 fence, %llu messages)",
+             v_eps, v_f, v_fns, v_boot, v_init_fence, v_sent, v_recvd, v_bytes, size - 1, want);
     }
+    /* Barriers alone, for the launcher's fence cost (docs/scaling.md): sorted, the middle one. */
+    double barrier_ms[5];
+    for (int i = 0; i < 5; i++) {
+        double b0 = now_s();
+        CHECK("barrier", ibmsg_world_barrier(world));
+        barrier_ms[i] = (now_s() - b0) * 1e3;
+        for (int j = i; j > 0 && barrier_ms[j] < barrier_ms[j - 1]; j--) {
+            double t = barrier_ms[j];
+            barrier_ms[j] = barrier_ms[j - 1];
+            barrier_ms[j - 1] = t;
+        }
+    }
+    printf(
+        "fences of rank %u/%u: init's data-collecting fence %.1f ms, barrier median of 5 %.1f ms "
+        "(min %.1f, max %.1f)\n",
+        me, size, (double)v_init_fence / 1e6, barrier_ms[2], barrier_ms[0], barrier_ms[4]);
     printf("rank %u/%u (local %u): bootstrap %.1f ms, all-to-all %llu msgs of %zu B in %.1f ms, "
            "barrier %.1f ms; counters: world_endpoints %llu world_fences %llu "
            "world_fence_time_ns %llu core_eager_msgs_sent %llu core_eager_msgs_recvd %llu\n",
