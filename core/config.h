@@ -46,7 +46,8 @@ extern "C" {
     X(retry_cnt, "verbs_retry_cnt", -1, -1, 7,                                                   \
       "RC transport retries; -1: 7, or 6 on Soft-RoCE (which takes 7 as forever: a dead peer "   \
       "would go unnoticed)")                                                                     \
-    X(rnr_retry, "verbs_rnr_retry", 7, 0, 7, "RC RNR retries (7: forever, the last resort of a shared receive queue)")  \
+    X(rnr_retry, "verbs_rnr_retry", 7, 0, 7,                                                     \
+      "RC RNR retries (7: forever, the last resort of a shared receive queue)")                  \
     X(min_rnr_timer, "verbs_min_rnr_timer", 12, 0, 31, "RC minimal RNR NAK timer (IB encoding)") \
     X(sl, "verbs_sl", 0, 0, 15,                                                                  \
       "service level of the connections (IB: the SL to VL map; RoCE: "                           \

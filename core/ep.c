@@ -272,7 +272,7 @@ int ibmsg_ep_connect(ibmsg_ep_t ep, const void *blob, size_t len)
     verbs_qp_caps(ep->qp, &caps); /* the READ depth agreed with the peer */
     ep->rndv.reads_max = caps.max_rd_atomic;
     ep->rma.max_rd_atomic = caps.max_rd_atomic;
-        core_credit_init(&ep->cr, a.credits, core_ep_window(ep));
+    core_credit_init(&ep->cr, a.credits, core_ep_window(ep));
     core_srq_ep_connected(ep);
     ep->peer_limit = UTIL_MIN(a.eager_limit, ep->ctx->eager_limit);
     ep->state = CORE_EP_CONNECTED;

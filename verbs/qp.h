@@ -33,7 +33,7 @@ typedef struct verbs_qp_params {
     uint32_t max_dest_rd_atomic; /* granted: READs this QP serves at once (responder) */
     uint32_t send_batch; /* sends held for one doorbell at most (VERBS_SEND_DEFER; <= 1: none) */
     uint16_t pkey_index; /* P_Key table index (set at RESET -> INIT) */
-    verbs_srq_t *srq;       /* receives come from this SRQ (rq_depth 0); NULL: the QP's own RQ */
+    verbs_srq_t *srq;    /* receives come from this SRQ (rq_depth 0); NULL: the QP's own RQ */
 } verbs_qp_params_t;
 
 /* verbs_conn_params_t.retry_cnt: 7, or 6 on Soft-RoCE, which never counts down from 7. */
