@@ -40,9 +40,15 @@ std::vector<uint8_t> payload(uint64_t seed, size_t len)
 }
 
 struct MsgTest : core_test::PairTest {
+    const char *srq_hint = nullptr; // core_srq for this context; nullptr: the environment's
     void SetUp() override
     {
-        open_pair();
+        const char *m = srq_hint;
+        if (m == nullptr) {
+            open_pair();
+        } else {
+            open_pair([m](ibmsg_info_t info) { ibmsg_info_set_string(info, "core_srq", m); });
+        }
     }
     void TearDown() override
     {
@@ -79,6 +85,20 @@ struct MsgTest : core_test::PairTest {
         for (size_t i = len; i < in.size(); i++) {
             ASSERT_EQ(in[i], 0xee) << "written past the message at " << i;
         }
+    }
+};
+
+// The same pair with the receive queues fixed, whatever the run's IBMSG_CORE_SRQ says.
+struct MsgTestPerEndpointRq : MsgTest {
+    MsgTestPerEndpointRq()
+    {
+        srq_hint = "0";
+    }
+};
+struct MsgTestSrq : MsgTest {
+    MsgTestSrq()
+    {
+        srq_hint = "1";
     }
 };
 
@@ -222,11 +242,9 @@ TEST_F(MsgTest, StreamingBeyondCreditsNeverRnr)
     EXPECT_EQ(cnt(CNT_CORE_CREDIT_MSGS_SENT), cnt(CNT_CORE_CREDIT_MSGS_RECVD));
 }
 
-TEST_F(MsgTest, RepostsWaitForAnIdleCallOrAFullBatch)
+TEST_F(MsgTestPerEndpointRq, RepostsWaitForAnIdleCallOrAFullBatch)
 {
-    if (ctx->srq != nullptr) {
-        GTEST_SKIP() << "per-endpoint receive queues: run as nosrq.MsgTest (IBMSG_CORE_SRQ=0)";
-    }
+    ASSERT_EQ(ctx->srq, nullptr) << "core_srq=0 asks for per-endpoint receive queues";
     // 64 credits (the default): reposts go in batches of 16 while messages arrive.
     ASSERT_EQ(b->rq_depth, 64u);
     ASSERT_EQ(b->repost_batch, 16u);
@@ -273,10 +291,10 @@ TEST_F(MsgTest, RepostsWaitForAnIdleCallOrAFullBatch)
 }
 
 // The SRQ twin: the defaults post 256 buffers, refilled in batches of 32 while messages arrive.
-TEST_F(MsgTest, SrqRefillsWaitForAnIdleCallOrAFullBatch)
+TEST_F(MsgTestSrq, SrqRefillsWaitForAnIdleCallOrAFullBatch)
 {
     if (ctx->srq == nullptr) {
-        GTEST_SKIP() << "no shared receive queue (core_srq=0 or the device has none)";
+        IBMSG_TEST_MISSING("the device has no shared receive queue");
     }
     ASSERT_EQ(ctx->srq_target, 256u);
     ASSERT_EQ(ctx->srq_batch, 32u);

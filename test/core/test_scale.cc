@@ -72,12 +72,12 @@ TEST(Scale, ThousandEndpointsEveryPairVerified)
     ibmsg_context_t ctx;
     int ret = open_context(&ctx);
     if (ret == IBMSG_ERR_NO_DEVICE) {
-        GTEST_SKIP() << core_test::kSkip;
+        IBMSG_TEST_MISSING(core_test::kSkip);
     }
     ASSERT_EQ(ret, IBMSG_OK);
     if (ctx->srq == nullptr) {
         ibmsg_context_destroy(ctx);
-        GTEST_SKIP() << "no shared receive queue (core_srq=0 or the device has none)";
+        IBMSG_TEST_MISSING("no shared receive queue (core_srq=0 or the device has none)");
     }
     const int N = 1024;
     const long rss0 = status_kib("VmRSS"), pin0 = status_kib("VmPin");
@@ -158,12 +158,12 @@ TEST(Incast, SixtyFourEndpointsIntoASmallSrq)
     ibmsg_context_t rctx, sctx;
     int ret = open_context(&rctx, nullptr, small);
     if (ret == IBMSG_ERR_NO_DEVICE) {
-        GTEST_SKIP() << core_test::kSkip;
+        IBMSG_TEST_MISSING(core_test::kSkip);
     }
     ASSERT_EQ(ret, IBMSG_OK);
     if (rctx->srq == nullptr) {
         ibmsg_context_destroy(rctx);
-        GTEST_SKIP() << "no shared receive queue (core_srq=0 or the device has none)";
+        IBMSG_TEST_MISSING("no shared receive queue (core_srq=0 or the device has none)");
     }
     ASSERT_EQ(open_context(&sctx), IBMSG_OK);
     const int S = 64, M = 100;
