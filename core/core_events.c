@@ -17,6 +17,8 @@ cnt_event_t core_ev_rndv_started = CNT_EVENT_INIT;
 cnt_event_t core_ev_rndv_completed = CNT_EVENT_INIT;
 cnt_event_t core_ev_stall_begun = CNT_EVENT_INIT;
 cnt_event_t core_ev_stall_ended = CNT_EVENT_INIT;
+cnt_event_t core_ev_srq_low = CNT_EVENT_INIT;
+cnt_event_t core_ev_srq_refilled = CNT_EVENT_INIT;
 
 /* Raised inside progress: a callback must not call back into the messaging API. */
 #define CORE_EV_LEVEL IBMSG_T_CB_REQUIRE_MPI_RESTRICTED
@@ -37,14 +39,14 @@ static void check_reg(int ret, const char *what)
     }
 }
 
-static void event_add(cnt_event_t *ev, const char *name, const char *category, int n,
-                      const ibmsg_t_datatype_t *types, const char *const *names,
-                      ibmsg_t_enum_t enumtype, const char *desc)
+static void event_add_bound(cnt_event_t *ev, const char *name, int bind, const char *category,
+                            int n, const ibmsg_t_datatype_t *types, const char *const *names,
+                            ibmsg_t_enum_t enumtype, const char *desc)
 {
     cnt_event_desc_t d = {
         .name = name,
         .verbosity = IBMSG_T_VERBOSITY_USER_DETAIL,
-        .bind = IBMSG_T_BIND_ENDPOINT,
+        .bind = bind,
         .num_elements = n,
         .datatypes = types,
         .element_names = names,
@@ -54,6 +56,13 @@ static void event_add(cnt_event_t *ev, const char *name, const char *category, i
         .desc = desc,
     };
     check_reg(cnt_event_register(&d, ev), name);
+}
+
+static void event_add(cnt_event_t *ev, const char *name, const char *category, int n,
+                      const ibmsg_t_datatype_t *types, const char *const *names,
+                      ibmsg_t_enum_t enumtype, const char *desc)
+{
+    event_add_bound(ev, name, IBMSG_T_BIND_ENDPOINT, category, n, types, names, enumtype, desc);
 }
 
 static void events_register_once(void)
@@ -87,6 +96,10 @@ static void events_register_once(void)
     static const char *const begun_names[] = {"qpn", "reason"};
     static const ibmsg_t_datatype_t ended_types[] = {IBMSG_T_UNSIGNED_LONG_LONG, IBMSG_T_UNSIGNED};
     static const char *const ended_names[] = {"duration_ns", "qpn"};
+    static const ibmsg_t_datatype_t srq_types[] = {IBMSG_T_UNSIGNED, IBMSG_T_UNSIGNED,
+                                                   IBMSG_T_UNSIGNED};
+    static const char *const low_names[] = {"posted", "target", "limit"};
+    static const char *const refilled_names[] = {"posted", "target", "added"};
     ibmsg_t_enum_t cause_enum = IBMSG_T_ENUM_NULL, reason_enum = IBMSG_T_ENUM_NULL;
     int index;
 
@@ -101,6 +114,10 @@ static void events_register_once(void)
                                     "The rendezvous protocol: large messages pulled with RDMA READ",
                                     "core", &index),
               "category rendezvous");
+    check_reg(cnt_category_register("receive_pool",
+                                    "The shared receive queue: its buffers, limit and refills",
+                                    "core", &index),
+              "category receive_pool");
     check_reg(
         cnt_enum_register("core_ep_fail_causes", (int)UTIL_ARRAY_SIZE(causes), causes, &cause_enum),
         "enum core_ep_fail_causes");
@@ -122,6 +139,14 @@ static void events_register_once(void)
               begun_names, reason_enum, "A send had to queue: the endpoint could not take it");
     event_add(&core_ev_stall_ended, "core_send_stall_ended", "flow_control", 2, ended_types,
               ended_names, IBMSG_T_ENUM_NULL, "The sends queued on an endpoint are all posted");
+    event_add_bound(&core_ev_srq_low, "core_srq_low", IBMSG_T_BIND_CONTEXT, "receive_pool", 3,
+                    srq_types, low_names, IBMSG_T_ENUM_NULL,
+                    "The shared receive queue ran below its limit (the device's limit event): "
+                    "senders outran the refills, so the queue grows");
+    event_add_bound(&core_ev_srq_refilled, "core_srq_refilled", IBMSG_T_BIND_CONTEXT,
+                    "receive_pool", 3, srq_types, refilled_names, IBMSG_T_ENUM_NULL,
+                    "Receive buffers were posted to the shared receive queue (a batch, the "
+                    "initial fill, or the growth after a low event)");
 }
 
 void core_events_register(void)
@@ -183,10 +208,11 @@ void core_ev_stall_begun_raise(ibmsg_ep_t ep)
         return; /* behind a send already waiting: the stall began with it */
     }
     ep->ev.stall_ns = now_ns() | 1; /* never 0: 0 means no stall tracked */
-    e.reason = ep->state == CORE_EP_CONNECTING             ? IBMSG_T_STALL_CONNECTING
-               : !core_credit_can_send_data(&ep->cr)       ? IBMSG_T_STALL_CREDITS
-               : ep->sq_head - ep->sq_tail >= ep->sq_depth ? IBMSG_T_STALL_SEND_QUEUE
-                                                           : IBMSG_T_STALL_RESOURCES;
+    e.reason = ep->state == CORE_EP_CONNECTING       ? IBMSG_T_STALL_CONNECTING
+               : !core_credit_can_send_data(&ep->cr) ? IBMSG_T_STALL_CREDITS
+               : ep->sq_head - ep->sq_tail >= ep->sq_room || ep->ctx->sq_out >= ep->ctx->sq_budget
+                   ? IBMSG_T_STALL_SEND_QUEUE
+                   : IBMSG_T_STALL_RESOURCES;
     if (cnt_event_listening(&core_ev_stall_begun)) {
         cnt_event_raise(&core_ev_stall_begun, ep, &e, CORE_EV_LEVEL);
     }
@@ -206,4 +232,11 @@ void core_ev_stall_ended_raise(ibmsg_ep_t ep)
     if (cnt_event_listening(&core_ev_stall_ended)) {
         cnt_event_raise(&core_ev_stall_ended, ep, &e, CORE_EV_LEVEL);
     }
+}
+
+void core_ev_srq_raise(cnt_event_t *ev, ibmsg_context_t ctx, uint32_t posted, uint32_t target,
+                       uint32_t count)
+{
+    core_ev_srq_elems_t e = {.posted = posted, .target = target, .count = count};
+    cnt_event_raise(ev, ctx, &e, CORE_EV_LEVEL);
 }

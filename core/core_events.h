@@ -21,6 +21,7 @@
 extern "C" {
 #endif
 
+struct ibmsg_context_s;
 struct ibmsg_ep_s;
 struct ibmsg_request_s;
 
@@ -30,6 +31,8 @@ extern cnt_event_t core_ev_rndv_started;
 extern cnt_event_t core_ev_rndv_completed;
 extern cnt_event_t core_ev_stall_begun;
 extern cnt_event_t core_ev_stall_ended;
+extern cnt_event_t core_ev_srq_low;
+extern cnt_event_t core_ev_srq_refilled;
 
 #if IBMSG_HAVE_CORE_EVENTS
 #define core_ev_on(ev)            util_unlikely(cnt_event_listening(&(ev)))
@@ -69,6 +72,13 @@ typedef struct core_ev_stall_ended_elems {
     uint32_t qpn;
 } core_ev_stall_ended_elems_t;
 
+/* The shared receive queue's events, bound to the context. */
+typedef struct core_ev_srq_elems {
+    uint32_t posted; /* buffers in the queue (low: when the limit event was read; refilled: now) */
+    uint32_t target; /* the buffers the queue is kept at (low: the new, grown target) */
+    uint32_t count;  /* low: the limit that fired; refilled: the buffers this refill posted */
+} core_ev_srq_elems_t;
+
 /* An endpoint's event state (in struct ibmsg_ep_s). */
 typedef struct core_ep_events {
     uint64_t stall_ns;  /* a send stall is tracked since then (0: none) */
@@ -90,6 +100,9 @@ void core_ev_rndv_raise(cnt_event_t *ev, struct ibmsg_ep_s *ep, const struct ibm
 void core_ev_stall_begun_raise(struct ibmsg_ep_s *ep);
 /** ep's stall is tracked and its queue of sends may have drained. */
 void core_ev_stall_ended_raise(struct ibmsg_ep_s *ep);
+/** ev (core_ev_srq_low or core_ev_srq_refilled) of ctx's shared receive queue. */
+void core_ev_srq_raise(cnt_event_t *ev, struct ibmsg_context_s *ctx, uint32_t posted,
+                       uint32_t target, uint32_t count);
 
 #ifdef __cplusplus
 }

@@ -252,6 +252,9 @@ void core_srq_refill(ibmsg_context_t ctx, uint32_t want)
     core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, done);
     core_cnt_add(ctx->cnt, CNT_VERBS_RECV_WRS_POSTED, done);
     core_cnt_inc(ctx->cnt, CNT_CORE_SRQ_REFILLS);
+    if (core_ev_on(core_ev_srq_refilled)) {
+        core_ev_srq_raise(&core_ev_srq_refilled, ctx, ctx->srq_posted, ctx->srq_target, done);
+    }
 }
 
 /* The limit event: senders outran the refills, so the queue grows (up to core_srq_max). */
@@ -260,6 +263,9 @@ static void srq_limit_reached(ibmsg_context_t ctx)
     uint32_t target = UTIL_MIN(2 * ctx->srq_target, ctx->srq_max);
 
     core_cnt_inc(ctx->cnt, CNT_CORE_SRQ_LIMIT_EVENTS);
+    if (core_ev_on(core_ev_srq_low)) {
+        core_ev_srq_raise(&core_ev_srq_low, ctx, ctx->srq_posted, target, ctx->srq_limit);
+    }
     ctx->srq_pressure = 1;
     core_level_add(ctx->cnt, CNT_CORE_SRQ_TARGET, (int64_t)target - (int64_t)ctx->srq_target);
     ctx->srq_target = target;

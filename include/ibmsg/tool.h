@@ -366,8 +366,9 @@ IBMSG_API int ibmsg_t_event_get_source(ibmsg_t_event_instance_t event_instance, 
 
 /*
  * Events of the messaging core. Each is bound to the endpoint it concerns (IBMSG_T_BIND_ENDPOINT;
- * register with obj_handle NULL for every endpoint), stamped by source 0, raised as "Delivery"
- * above says, and listed with its elements (name: datatype) in order:
+ * register with obj_handle NULL for every endpoint) or, for the core_srq_* ones, to the context
+ * (IBMSG_T_BIND_CONTEXT), stamped by source 0, raised as "Delivery" above says, and listed with
+ * its elements (name: datatype) in order:
  *
  *   core_ep_connected   (category connection) the endpoint's queue pair is ready to send:
  *                       qpn: UNSIGNED, peer_qpn: UNSIGNED, credits: UNSIGNED (the messages the
@@ -390,6 +391,16 @@ IBMSG_API int ibmsg_t_event_get_source(ibmsg_t_event_instance_t event_instance, 
  *                       duration_ns: UNSIGNED_LONG_LONG (since the stall began), qpn: UNSIGNED.
  *                       Only for a stall whose beginning was raised; an endpoint that fails while
  *                       stalled reports core_ep_failed instead.
+ *   core_srq_low        (category receive_pool) the shared receive queue ran below its limit
+ *                       (the device's one-shot limit event, read by progress): senders outran the
+ *                       refills and the queue grows. posted: UNSIGNED (buffers posted and not yet
+ *                       seen consumed), target: UNSIGNED (the new target, at most core_srq_max),
+ *                       limit: UNSIGNED (the limit that fired)
+ *   core_srq_refilled   (category receive_pool) buffers were posted to the shared receive queue:
+ *                       a batch, the initial fill at context creation, or the growth after
+ *                       core_srq_low. posted: UNSIGNED (now), target: UNSIGNED, added: UNSIGNED
+ *                       (this refill's buffers). Once per refill: as often as core_srq_refills
+ *                       counts.
  */
 enum {
     IBMSG_T_EP_FAIL_LOCAL = 0,      /* a post to its queue pair failed */
@@ -404,7 +415,7 @@ enum {
 
 enum {
     IBMSG_T_STALL_CREDITS = 0, /* no credits: the peer has no receive buffer for it */
-    IBMSG_T_STALL_SEND_QUEUE,  /* the send queue is full */
+    IBMSG_T_STALL_SEND_QUEUE,  /* the send queue, or the context's send CQ budget, is full */
     IBMSG_T_STALL_RESOURCES,   /* no send buffer, or every rendezvous slot awaits its FIN */
     IBMSG_T_STALL_CONNECTING,  /* on-demand connection under way */
 };

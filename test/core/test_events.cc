@@ -16,6 +16,7 @@
 
 #include "core/core.h"
 #include "core_fixture.h"
+#include "counters/shards/shard.h"
 #include "ibmsg/ibmsg.h"
 #include "ibmsg/tool.h"
 
@@ -404,4 +405,104 @@ TEST(CoreEventsFailure, SilentPeerKeepalive)
     ibmsg_oob_close(conn);
     rec.stop();
     EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
+}
+
+// The shared receive queue's events, bound to the context: core_srq_refilled once per refill
+// (the initial fill included) with what it posted, core_srq_low once per limit event with the
+// grown target. 48 messages land in a queue of 32 while nobody polls: it runs dry (the rest wait
+// in RNR retries, forever by default), the limit event fires and is read (at once or at the
+// keepalive tick), the queue grows to 64.
+TEST(CoreEventsSrq, LowAndRefilledFollowTheQueue)
+{
+    struct Srq {
+        std::vector<core_ev_srq_elems_t> low, refilled;
+    } rec;
+    auto on = [](ibmsg_t_event_instance_t inst, std::vector<core_ev_srq_elems_t> *v) {
+        core_ev_srq_elems_t e{};
+        EXPECT_EQ(ibmsg_t_event_copy(inst, &e), IBMSG_T_SUCCESS);
+        v->push_back(e);
+    };
+    static decltype(on) *on_p = &on;
+    int provided;
+    ASSERT_EQ(ibmsg_t_init_thread(IBMSG_T_THREAD_SINGLE, &provided), IBMSG_T_SUCCESS);
+    const char *names[2] = {"core_srq_low", "core_srq_refilled"};
+    std::vector<core_ev_srq_elems_t> *lists[2] = {&rec.low, &rec.refilled};
+    ibmsg_t_event_registration_t regs[2];
+    for (int t = 0; t < 2; t++) {
+        int index = -1;
+        ASSERT_EQ(ibmsg_t_event_get_index(names[t], &index), IBMSG_T_SUCCESS) << names[t];
+        // Every context (obj NULL): the context's own fill comes before its handle exists.
+        ASSERT_EQ(ibmsg_t_event_handle_alloc(index, nullptr, IBMSG_INFO_NULL, &regs[t]),
+                  IBMSG_T_SUCCESS);
+        ASSERT_EQ(ibmsg_t_event_register_callback(
+                      regs[t], IBMSG_T_CB_REQUIRE_THREAD_SAFE, IBMSG_INFO_NULL, lists[t],
+                      [](ibmsg_t_event_instance_t inst, ibmsg_t_event_registration_t,
+                         ibmsg_t_cb_safety_t, void *ud) {
+                          (*on_p)(inst, static_cast<std::vector<core_ev_srq_elems_t> *>(ud));
+                      }),
+                  IBMSG_T_SUCCESS);
+    }
+    ibmsg_context_t ctx = IBMSG_CONTEXT_NULL;
+    ibmsg_ep_t a, b;
+    core_test::open_pair(&ctx, &a, &b, [](ibmsg_info_t info) {
+        ibmsg_info_set_string(info, "core_srq", "1");
+        ibmsg_info_set_int(info, "core_srq_depth", 32);
+        ibmsg_info_set_int(info, "core_srq_max", 64);
+        ibmsg_info_set_int(info, "core_send_batch", 1);
+        ibmsg_info_set_int(info, "core_keepalive_ms", 100); // its tick reads the async events
+    });
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    if (ctx->srq == nullptr) {
+        IBMSG_TEST_MISSING("the device has no shared receive queue");
+    }
+    ASSERT_EQ(rec.refilled.size(), 1u) << "the initial fill";
+    EXPECT_EQ(rec.refilled[0].posted, 32u);
+    EXPECT_EQ(rec.refilled[0].target, 32u);
+    EXPECT_EQ(rec.refilled[0].count, 32u);
+    EXPECT_TRUE(rec.low.empty());
+
+    const int n = 48;
+    std::vector<uint64_t> out(n), in(n, ~0ull);
+    std::vector<ibmsg_request_t> sreq(n);
+    for (int i = 0; i < n; i++) {
+        out[i] = 0x5151000000000000ull + uint64_t(i);
+        ASSERT_EQ(ibmsg_tag_isend(a, &out[i], sizeof(out[i]), 9, &sreq[i]), IBMSG_OK);
+    }
+    usleep(300 * 1000); // nobody polls: the queue runs dry and its limit event fires
+    for (int i = 0; i < n; i++) {
+        ASSERT_EQ(ibmsg_tag_recv(ctx, b, &in[i], sizeof(in[i]), 9, IBMSG_TAG_MASK_EXACT, nullptr),
+                  IBMSG_OK);
+        ASSERT_EQ(in[i], out[i]) << "message " << i;
+    }
+    for (int i = 0; i < n; i++) {
+        ASSERT_EQ(ibmsg_request_wait(&sreq[i], nullptr), IBMSG_OK);
+    }
+    // Progress polled the arrivals in batches and refilled behind them, so it may never have
+    // seen the queue below its limit itself: the device's event waits for the keepalive tick.
+    auto t0 = std::chrono::steady_clock::now();
+    while (rec.low.empty() && since_ms(t0) < 3000) {
+        ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
+    }
+    auto cnt = [&](cnt_id_t id) { return cnt_read(ctx->cnt, id, CNT_READ_VALUE); };
+    ASSERT_GE(rec.low.size(), 1u) << "the limit event was never read";
+    EXPECT_EQ(rec.low.size(), cnt(CNT_CORE_SRQ_LIMIT_EVENTS));
+    EXPECT_EQ(rec.low[0].count, 8u) << "a quarter of the first target";
+    EXPECT_EQ(rec.low[0].target, 64u) << "doubled up to core_srq_max";
+    EXPECT_LE(rec.low[0].posted, 32u);
+    EXPECT_EQ(rec.refilled.size(), cnt(CNT_CORE_SRQ_REFILLS));
+    uint64_t added = 0;
+    for (const auto &r : rec.refilled) {
+        EXPECT_LE(r.posted, r.target);
+        EXPECT_GE(r.count, 1u);
+        added += r.count;
+    }
+    EXPECT_EQ(added, cnt(CNT_VERBS_RECV_WRS_POSTED)) << "every posted buffer in one event";
+    EXPECT_EQ(rec.refilled.back().posted, uint32_t(ctx->srq_posted));
+    EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
+    for (auto &r : regs) {
+        EXPECT_EQ(ibmsg_t_event_handle_free(r, nullptr, nullptr), IBMSG_T_SUCCESS);
+    }
+    EXPECT_EQ(ibmsg_t_finalize(), IBMSG_T_SUCCESS);
 }

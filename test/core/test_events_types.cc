@@ -24,6 +24,7 @@ struct TypeDesc {
     const char *category;
     const char *enum_name; // nullptr: none
     std::vector<Elem> elems;
+    int bind = IBMSG_T_BIND_ENDPOINT;
 };
 
 const std::vector<TypeDesc> &expected()
@@ -66,6 +67,20 @@ const std::vector<TypeDesc> &expected()
          {{"duration_ns", IBMSG_T_UNSIGNED_LONG_LONG,
            offsetof(core_ev_stall_ended_elems_t, duration_ns)},
           {"qpn", IBMSG_T_UNSIGNED, offsetof(core_ev_stall_ended_elems_t, qpn)}}},
+        {"core_srq_low",
+         "receive_pool",
+         nullptr,
+         {{"posted", IBMSG_T_UNSIGNED, offsetof(core_ev_srq_elems_t, posted)},
+          {"target", IBMSG_T_UNSIGNED, offsetof(core_ev_srq_elems_t, target)},
+          {"limit", IBMSG_T_UNSIGNED, offsetof(core_ev_srq_elems_t, count)}},
+         IBMSG_T_BIND_CONTEXT},
+        {"core_srq_refilled",
+         "receive_pool",
+         nullptr,
+         {{"posted", IBMSG_T_UNSIGNED, offsetof(core_ev_srq_elems_t, posted)},
+          {"target", IBMSG_T_UNSIGNED, offsetof(core_ev_srq_elems_t, target)},
+          {"added", IBMSG_T_UNSIGNED, offsetof(core_ev_srq_elems_t, count)}},
+         IBMSG_T_BIND_CONTEXT},
     };
     return types;
 }
@@ -101,7 +116,7 @@ TEST_F(CoreEventTypes, RegisteredAsDocumented)
         ASSERT_EQ(ibmsg_t_event_get_info(index, nullptr, nullptr, &verbosity, types, displs, &num,
                                          &en, nullptr, nullptr, nullptr, &bind),
                   IBMSG_T_SUCCESS);
-        EXPECT_EQ(bind, IBMSG_T_BIND_ENDPOINT);
+        EXPECT_EQ(bind, t.bind);
         EXPECT_EQ(verbosity, IBMSG_T_VERBOSITY_USER_DETAIL);
         ASSERT_EQ(num, int(t.elems.size()));
         for (int i = 0; i < num; i++) {
