@@ -147,6 +147,11 @@ TEST_F(NicMsg, SentAndReceivedPacketsFollowMessagesSizeAndMtu)
                  large = mtu + 2000 <= attr_.eager_limit ? mtu + 2000 : 0;
     const uint64_t wide_tag = uint64_t(CORE_WIRE_IMM_TAG_MAX) + 1;
     ibmsg_t_pvar_handle_t h[2] = {nic("nic_sent_pkts"), nic("nic_rcvd_pkts")};
+    // Retransmission, which a loaded emulated host can cause (an ACK timeout), adds packets the
+    // protocol does not: the sender's retry rounds and the receiver's duplicate and
+    // out-of-sequence requests show it; a run with any is not held to the upper bounds.
+    ibmsg_t_pvar_handle_t resent[3] = {nic("nic_completer_retry_err"), nic("nic_duplicate_request"),
+                                       nic("nic_out_of_seq_request")};
 
     struct run {
         size_t len;
@@ -155,10 +160,11 @@ TEST_F(NicMsg, SentAndReceivedPacketsFollowMessagesSizeAndMtu)
         uint64_t compact; // messages sent compact
         unsigned long long sent, rcvd;
         uint64_t wrs, credit_msgs;
-    } runs[4] = {{small, 7, 1, n, 0, 0, 0, 0},
-                 {fit, 7, 1, n, 0, 0, 0, 0},
-                 {fit, wide_tag, 2, 0, 0, 0, 0, 0},
-                 {large, 7, 2, n, 0, 0, 0, 0}};
+        unsigned long long resent;
+    } runs[4] = {{small, 7, 1, n, 0, 0, 0, 0, 0},
+                 {fit, 7, 1, n, 0, 0, 0, 0, 0},
+                 {fit, wide_tag, 2, 0, 0, 0, 0, 0, 0},
+                 {large, 7, 2, n, 0, 0, 0, 0, 0}};
 
     for (run &r : runs) {
         if (r.len == 0) {
@@ -181,6 +187,7 @@ TEST_F(NicMsg, SentAndReceivedPacketsFollowMessagesSizeAndMtu)
         EXPECT_EQ(core(CNT_CORE_COMPACT_MSGS_SENT) - compact0, r.compact) << r.len << " B";
         r.sent = read(h[0]);
         r.rcvd = read(h[1]);
+        r.resent = read(resent[0]) + read(resent[1]) + read(resent[2]);
         // Every packet rxe0 sent, rxe0 received (both endpoints are on it).
         EXPECT_EQ(r.sent, r.rcvd) << r.len << " B";
         EXPECT_EQ(r.wrs, uint64_t(n) + r.credit_msgs) << r.len << " B";
@@ -189,7 +196,13 @@ TEST_F(NicMsg, SentAndReceivedPacketsFollowMessagesSizeAndMtu)
         EXPECT_GE(r.sent, data) << r.len << " B";
         // ... and at most those plus the RC acknowledgements: rxe asks for one on the last
         // packet of each message, and also at least every 64 packets (RXE_MAX_PKT_PER_ACK).
-        EXPECT_LE(r.sent, data + r.wrs + (data + 63) / 64) << r.len << " B";
+        if (r.resent == 0) {
+            EXPECT_LE(r.sent, data + r.wrs + (data + 63) / 64) << r.len << " B";
+        } else {
+            printf("%zu B: %llu retransmission signs (retry rounds, duplicate and "
+                   "out-of-sequence requests): the upper bound is not checked\n",
+                   r.len, r.resent);
+        }
         printf("%zu B (tag 0x%llx) x %d over MTU %zu: sent_pkts %llu, rcvd_pkts %llu, data packets "
                "%lu, send WRs %lu (credit returns %lu)\n",
                r.len, (unsigned long long)r.tag, n, mtu, r.sent, r.rcvd, (unsigned long)data,
@@ -205,6 +218,9 @@ TEST_F(NicMsg, SentAndReceivedPacketsFollowMessagesSizeAndMtu)
     // packet and its ack each), give or take the extra acknowledgements of either run (each has
     // from none to one per 64 packets; measured: 2 in the one-packet run, 0 in the other).
     auto extra_packets = [&](const run &one, const run &two) {
+        if (one.resent != 0 || two.resent != 0) {
+            return; // retransmitted packets are in the difference
+        }
         long long extra = (long long)(two.sent - one.sent) - n -
                           2 * ((long long)two.credit_msgs - (long long)one.credit_msgs);
         long long one_data = (long long)n + (long long)one.credit_msgs;
