@@ -86,7 +86,7 @@ void core_srq_wait(ibmsg_ep_t ep)
     }
     ctx->srq_wait_tail = ep;
     ctx->srq_nwait++;
-    core_cnt_inc(ctx->cnt, CNT_CORE_SRQ_CREDITS_WITHHELD);
+    core_cnt_inc(ep->cnt, CNT_CORE_SRQ_CREDITS_WITHHELD); /* the context's sum includes it */
 }
 
 /* Tickets for the waiters, in order, while the budget has room. */
@@ -135,7 +135,7 @@ void core_srq_serve(ibmsg_context_t ctx, int idle)
     ctx->srq_stall_ns = 0;
     for (ep = ctx->eps; ep != NULL; ep = ep->next) {
         if (ep->srq_lent != 0 && ep->rx_seq == ep->srq_seen_rx) {
-            core_cnt_add(ctx->cnt, CNT_CORE_SRQ_CREDITS_FORGIVEN, ep->srq_lent);
+            core_cnt_add(ep->cnt, CNT_CORE_SRQ_CREDITS_FORGIVEN, ep->srq_lent);
             forgiven += ep->srq_lent;
             ctx->srq_lent -= ep->srq_lent;
             ep->srq_lent = 0;

@@ -176,10 +176,10 @@
     X(CORE_SRQ_EMPTY, "core_srq_empty", COUNTER, CONTEXT, TUNER_BASIC, "srq",                      \
       "Times every posted buffer was consumed: senders may meet RNR NAKs until the refill (the "   \
       "core's view of RNR; nic_rcvd_rnr_err is the transport's)")                                  \
-    X(CORE_SRQ_CREDITS_WITHHELD, "core_srq_credits_withheld", COUNTER, CONTEXT, TUNER_BASIC,       \
+    X(CORE_SRQ_CREDITS_WITHHELD, "core_srq_credits_withheld", COUNTER, ENDPOINT, TUNER_BASIC,      \
       "srq", "Credit returns that waited for room in the shared receive queue's budget (one per "  \
       "wait of an endpoint): the senders' windows overcommitted the pool")                         \
-    X(CORE_SRQ_CREDITS_FORGIVEN, "core_srq_credits_forgiven", COUNTER, CONTEXT, TUNER_BASIC,       \
+    X(CORE_SRQ_CREDITS_FORGIVEN, "core_srq_credits_forgiven", COUNTER, ENDPOINT, TUNER_BASIC,      \
       "srq", "Credits of peers silent through a stall (endpoints waited, nothing arrived) that "   \
       "left the shared receive queue's budget: idle senders held them (RNR if they wake)")         \
     X(CORE_SCQ_STALLS, "core_scq_stalls", COUNTER, CONTEXT, TUNER_BASIC, "srq",                    \

@@ -1,7 +1,9 @@
 // One context, many endpoints, over the shared receive queue (core/srq.c): 1,024 endpoints all
 // work with receive memory that does not grow, and 64 senders streaming into a deliberately
-// small SRQ lose, duplicate and reorder nothing, and all finish.
+// small SRQ lose, duplicate and reorder nothing, and all finish. The SRQ's variables (levels
+// and their marks, limit events, refills, empty) and the window stalls per endpoint, exactly.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -296,3 +298,179 @@ TEST(Incast, SixtyFourEndpointsIntoASmallSrq)
 }
 
 } // namespace
+
+namespace
+{
+
+// A pair sctx -> rctx on the test device, rctx made with set; fails (in the guest) without one.
+struct Pair {
+    ibmsg_context_t rctx = nullptr, sctx = nullptr;
+    std::vector<ibmsg_ep_t> r, s;
+};
+
+void open_pairs(Pair *p, int n, const core_test::InfoFn &set)
+{
+    int ret = open_context(&p->rctx, nullptr, set);
+    if (ret == IBMSG_ERR_NO_DEVICE) {
+        IBMSG_TEST_MISSING(core_test::kSkip);
+    }
+    ASSERT_EQ(ret, IBMSG_OK);
+    ASSERT_NE(p->rctx->srq, nullptr) << "rxe has a shared receive queue";
+    ASSERT_EQ(open_context(&p->sctx), IBMSG_OK);
+    p->r.resize(size_t(n));
+    p->s.resize(size_t(n));
+    for (int i = 0; i < n; i++) {
+        ASSERT_EQ(ibmsg_ep_create(p->rctx, &p->r[size_t(i)]), IBMSG_OK);
+        ASSERT_EQ(ibmsg_ep_create(p->sctx, &p->s[size_t(i)]), IBMSG_OK);
+        ASSERT_EQ(connect_pair(p->s[size_t(i)], p->r[size_t(i)]), IBMSG_OK);
+    }
+}
+
+// A receive on ep of rctx, completed while both contexts progress (the sender holds sends
+// until its progress flushes them, and takes credit returns there); at most 60 s.
+void recv_progressing(Pair *p, ibmsg_ep_t ep, uint64_t *v, uint64_t tag)
+{
+    ibmsg_request_t r;
+    int flag = 0;
+    ibmsg_tag_status_t st{};
+    ASSERT_EQ(ibmsg_tag_irecv(p->rctx, ep, v, 8, tag, IBMSG_TAG_MASK_EXACT, &r), IBMSG_OK);
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!flag) {
+        ASSERT_EQ(ibmsg_request_test(&r, &flag, &st), IBMSG_OK);
+        ASSERT_EQ(ibmsg_context_progress(p->sctx, nullptr), IBMSG_OK);
+        ASSERT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                  60.0);
+    }
+    ASSERT_EQ(st.error, IBMSG_OK);
+    ASSERT_EQ(st.length, 8u);
+}
+
+void close_pairs(Pair *p)
+{
+    for (size_t i = 0; i < p->r.size(); i++) {
+        EXPECT_EQ(ibmsg_ep_destroy(p->s[i]), IBMSG_OK);
+        EXPECT_EQ(ibmsg_ep_destroy(p->r[i]), IBMSG_OK);
+    }
+    EXPECT_EQ(ibmsg_context_destroy(p->sctx), IBMSG_OK);
+    EXPECT_EQ(ibmsg_context_destroy(p->rctx), IBMSG_OK);
+}
+
+} // namespace
+
+// The shared receive queue's variables, exactly: an SRQ of 16 (at most 64) and a window of 64,
+// so 36 messages sent before the receiver makes progress fill it (16) and wait in RNR retries
+// (20). One progress call takes the 16 (core_poll_batch 64: all before the refill), sees the
+// queue empty (core_srq_empty 1), refills it (core_srq_refills 2) and, below the limit, reads
+// the limit event (core_srq_limit_events 1), which doubles the target to 32 and refills to it
+// (core_srq_refills 3). The 20 then fit without another event (32 - 20 = 12 stays above the
+// new limit, 8).
+TEST(SrqCounters, LevelsLimitEventRefillsAndEmptyExactly)
+{
+    Pair p;
+    ASSERT_NO_FATAL_FAILURE(open_pairs(&p, 1, [](ibmsg_info_t info) {
+        ibmsg_info_set_int(info, "core_srq_depth", 16);
+        ibmsg_info_set_int(info, "core_srq_max", 64);
+        ibmsg_info_set_int(info, "core_poll_batch", 64);
+    }));
+    if (p.rctx == nullptr) {
+        return; // skipped
+    }
+    ibmsg_context_t rctx = p.rctx, sctx = p.sctx;
+    EXPECT_EQ(cnt(rctx, CNT_CORE_SRQ_POSTED), 16u);
+    EXPECT_EQ(cnt(rctx, CNT_CORE_SRQ_POSTED, CNT_READ_HIGH), 16u);
+    EXPECT_EQ(cnt(rctx, CNT_CORE_SRQ_TARGET), 16u);
+    EXPECT_EQ(cnt(rctx, CNT_CORE_SRQ_REFILLS), 1u) << "the first fill";
+    EXPECT_EQ(cnt(rctx, CNT_CORE_SRQ_LIMIT_EVENTS), 0u);
+    EXPECT_EQ(cnt(rctx, CNT_CORE_SRQ_EMPTY), 0u);
+    EXPECT_EQ(cnt(rctx, CNT_VERBS_BUF_POOL_IN_USE), 16u);
+    const int M = 36;
+    std::vector<uint64_t> out(M);
+    std::vector<ibmsg_request_t> sreq(M);
+    for (int k = 0; k < M; k++) {
+        out[size_t(k)] = 0x5100 + uint64_t(k);
+        ASSERT_EQ(ibmsg_tag_isend(p.s[0], &out[size_t(k)], 8, 7, &sreq[size_t(k)]), IBMSG_OK);
+    }
+    ASSERT_EQ(ibmsg_context_progress(sctx, nullptr), IBMSG_OK); // the held sends go out
+    EXPECT_EQ(cnt(sctx, CNT_CORE_EAGER_MSGS_SENT), uint64_t(M)) << "all within the window";
+    const long long rnr0 = nic_hw("send_rnr_err");
+    usleep(500000); // 16 land, 20 are refused (RNR NAK) and retried
+    ASSERT_EQ(ibmsg_context_progress(rctx, nullptr), IBMSG_OK);
+    EXPECT_EQ(cnt(rctx, CNT_CORE_EAGER_MSGS_RECVD), 16u) << "the queue held 16";
+    EXPECT_EQ(cnt(rctx, CNT_CORE_SRQ_EMPTY), 1u);
+    EXPECT_EQ(cnt(rctx, CNT_CORE_SRQ_LIMIT_EVENTS), 1u);
+    EXPECT_EQ(cnt(rctx, CNT_CORE_SRQ_REFILLS), 3u) << "the batch, then the limit event's";
+    EXPECT_EQ(cnt(rctx, CNT_CORE_SRQ_TARGET), 32u);
+    EXPECT_EQ(cnt(rctx, CNT_CORE_SRQ_TARGET, CNT_READ_HIGH), 32u);
+    EXPECT_EQ(cnt(rctx, CNT_CORE_SRQ_POSTED), 32u);
+    EXPECT_EQ(cnt(rctx, CNT_CORE_SRQ_POSTED, CNT_READ_HIGH), 32u);
+    EXPECT_EQ(cnt(rctx, CNT_VERBS_BUF_POOL_IN_USE), 32u + 16u) << "posted + 16 unexpected";
+    for (int k = 0; k < M; k++) {
+        uint64_t v = 0;
+        ASSERT_NO_FATAL_FAILURE(recv_progressing(&p, p.r[0], &v, 7));
+        ASSERT_EQ(v, out[size_t(k)]) << "in order, exactly once";
+    }
+    for (int k = 0; k < M; k++) {
+        ASSERT_EQ(ibmsg_request_wait(&sreq[size_t(k)], nullptr), IBMSG_OK);
+    }
+    ibmsg_context_progress(rctx, nullptr); // idle: refilled to the target
+    const long long rnr = nic_hw("send_rnr_err");
+    fprintf(stderr, "SRQ 16 -> 32: RNR NAKs sent by the receiver's device %lld\n",
+            rnr0 < 0 ? -1 : rnr - rnr0);
+    if (rnr0 >= 0) {
+        EXPECT_GE(rnr - rnr0, 1) << "the 17th message was refused at least once";
+    }
+    EXPECT_EQ(cnt(rctx, CNT_CORE_EAGER_MSGS_RECVD), uint64_t(M));
+    EXPECT_EQ(cnt(rctx, CNT_CORE_SRQ_EMPTY), 1u) << "never empty again";
+    EXPECT_EQ(cnt(rctx, CNT_CORE_SRQ_LIMIT_EVENTS), 1u) << "never below 8 again";
+    EXPECT_EQ(cnt(rctx, CNT_CORE_SRQ_TARGET), 32u);
+    EXPECT_EQ(cnt(rctx, CNT_CORE_SRQ_POSTED), 32u);
+    EXPECT_EQ(cnt(rctx, CNT_VERBS_BUF_POOL_IN_USE), 32u);
+    EXPECT_EQ(cnt(sctx, CNT_CORE_CREDIT_STALLS), 0u);
+    EXPECT_EQ(cnt(sctx, CNT_VERBS_RNR_EVENTS), 0u) << "verbs_rnr_retry 7: retried, never failed";
+    EXPECT_EQ(cnt(rctx, CNT_VERBS_WC_ERRORS), 0u);
+    close_pairs(&p);
+}
+
+// Window stalls per endpoint, exactly: windows of 8 credits (7 data: the last is kept for an
+// explicit return); before the receiver makes progress, endpoint 0 submits 20 sends (7 go, 13
+// stall) and endpoint 1 submits 5 (none stalls). The context's reading is their sum.
+TEST(SrqCounters, WindowStallsPerEndpointExactly)
+{
+    Pair p;
+    ASSERT_NO_FATAL_FAILURE(
+        open_pairs(&p, 2, [](ibmsg_info_t info) { ibmsg_info_set_int(info, "core_credits", 8); }));
+    if (p.rctx == nullptr) {
+        return;
+    }
+    const int n[2] = {20, 5};
+    std::vector<uint64_t> out(25);
+    std::vector<ibmsg_request_t> sreq(25);
+    for (int e = 0, j = 0; e < 2; e++) {
+        for (int k = 0; k < n[e]; k++, j++) {
+            out[size_t(j)] = uint64_t(e) << 32 | uint64_t(k);
+            ASSERT_EQ(ibmsg_tag_isend(p.s[size_t(e)], &out[size_t(j)], 8, 3, &sreq[size_t(j)]),
+                      IBMSG_OK);
+        }
+    }
+    ASSERT_EQ(ibmsg_context_progress(p.sctx, nullptr), IBMSG_OK); // the held sends go out
+    const cnt_shard_t *s0 = p.s[0]->cnt, *s1 = p.s[1]->cnt;
+    EXPECT_EQ(cnt_read(s0, CNT_CORE_EAGER_MSGS_SENT, CNT_READ_VALUE), 7u);
+    EXPECT_EQ(cnt_read(s0, CNT_CORE_CREDIT_STALLS, CNT_READ_VALUE), 13u);
+    EXPECT_EQ(cnt_read(s1, CNT_CORE_EAGER_MSGS_SENT, CNT_READ_VALUE), 5u);
+    EXPECT_EQ(cnt_read(s1, CNT_CORE_CREDIT_STALLS, CNT_READ_VALUE), 0u);
+    EXPECT_EQ(cnt(p.sctx, CNT_CORE_CREDIT_STALLS), 13u) << "the context: the endpoints' sum";
+    for (int e = 0, j = 0; e < 2; e++) {
+        for (int k = 0; k < n[e]; k++, j++) {
+            uint64_t v = 0;
+            ASSERT_NO_FATAL_FAILURE(recv_progressing(&p, p.r[size_t(e)], &v, 3));
+            ASSERT_EQ(v, out[size_t(j)]);
+        }
+    }
+    for (auto &r : sreq) {
+        ASSERT_EQ(ibmsg_request_wait(&r, nullptr), IBMSG_OK);
+    }
+    EXPECT_EQ(cnt_read(s0, CNT_CORE_EAGER_MSGS_SENT, CNT_READ_VALUE), 20u);
+    EXPECT_EQ(cnt_read(s0, CNT_CORE_CREDIT_STALLS, CNT_READ_VALUE), 13u) << "stalls at submission";
+    EXPECT_EQ(cnt(p.rctx, CNT_CORE_SRQ_CREDITS_WITHHELD), 0u) << "no pressure on the SRQ";
+    close_pairs(&p);
+}

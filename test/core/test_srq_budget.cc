@@ -33,6 +33,9 @@ struct Budget : ::testing::Test {
             ibmsg_ep_t ep = static_cast<ibmsg_ep_t>(calloc(1, sizeof(*ep)));
             ASSERT_NE(ep, nullptr);
             ep->ctx = ctx;
+            // A child block: the context's reading sums the endpoints'.
+            ASSERT_EQ(cnt_block_create_child(IBMSG_T_BIND_ENDPOINT, ep, ctx->cnt, &ep->cnt),
+                      IBMSG_OK);
             ep->state = CORE_EP_CONNECTED;
             ep->next = ctx->eps;
             ctx->eps = ep;
@@ -45,6 +48,7 @@ struct Budget : ::testing::Test {
     void TearDown() override
     {
         for (ibmsg_ep_t ep : eps) {
+            cnt_block_destroy(ep->cnt);
             free(ep);
         }
         if (ctx != nullptr) {
@@ -73,6 +77,10 @@ struct Budget : ::testing::Test {
     {
         return cnt_read(ctx->cnt, id, CNT_READ_VALUE);
     }
+    uint64_t count(ibmsg_ep_t ep, cnt_id_t id)
+    {
+        return cnt_read(ep->cnt, id, CNT_READ_VALUE);
+    }
 };
 
 TEST_F(Budget, ReturnsWaitInOrderAndTicketsGoToTheWaitersFirst)
@@ -93,6 +101,9 @@ TEST_F(Budget, ReturnsWaitInOrderAndTicketsGoToTheWaitersFirst)
     core_srq_wait(eps[2]); // once
     EXPECT_EQ(ctx->srq_nwait, 3u);
     EXPECT_EQ(count(CNT_CORE_SRQ_CREDITS_WITHHELD), 3u);
+    EXPECT_EQ(count(eps[0], CNT_CORE_SRQ_CREDITS_WITHHELD), 1u) << "each endpoint's own";
+    EXPECT_EQ(count(eps[2], CNT_CORE_SRQ_CREDITS_WITHHELD), 1u) << "one wait, however often asked";
+    EXPECT_EQ(count(eps[3], CNT_CORE_SRQ_CREDITS_WITHHELD), 0u);
 
     core_srq_serve(ctx, 0); // arrivals in this call: tickets from the room, no stall
     EXPECT_EQ(eps[0]->srq_ticket, 3u) << "the head, min(room 3, share 24/3, owed 3)";
@@ -157,6 +168,9 @@ TEST_F(Budget, AStallForgivesThePeersNotHeardFrom)
     ctx->srq_stall_ns = 1; // long ago
     core_srq_serve(ctx, 1);
     EXPECT_EQ(count(CNT_CORE_SRQ_CREDITS_FORGIVEN), 15u) << "5 silent peers x 3";
+    for (int i = 0; i < 10; i++) {
+        EXPECT_EQ(count(eps[i], CNT_CORE_SRQ_CREDITS_FORGIVEN), i >= 5 ? 3u : 0u) << "peer " << i;
+    }
     EXPECT_EQ(eps[2]->srq_lent, 3u) << "heard from: keeps its credits";
     EXPECT_EQ(eps[5]->srq_lent, 0u);
     EXPECT_EQ(eps[0]->srq_ticket, 3u) << "the room went to the waiters, in order";

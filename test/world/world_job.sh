@@ -7,7 +7,8 @@
 #   world_job.sh srun|sbatch STATE N PROGRAM MODE
 #   world_job.sh cluster-up STATE | cluster-down STATE
 #
-# MODE: alltoall | alltoall-eager | ring-on-demand | early-exit | early-exit-status | ring (ring:
+# MODE: alltoall | alltoall-small | alltoall-eager | ring-on-demand | early-exit |
+# early-exit-status | ring (ring:
 # examples/ring.c; the others: world_alltoall; on-demand wireup is the default). early-exit-status
 # (srun only): the leaving rank exits 3 after finalizing; the others go on, and srun exits 3.
 # sbatch runs examples/sbatch_ring.sh with PROGRAM (MODE ring). STATE names the file in which
@@ -85,6 +86,7 @@ mpi_env=()
 want_rc=0
 case "$mode" in
 alltoall) args=(-n 50 -s 100) want="^rank [0-9]+/$n " expect=$n ;;
+alltoall-small) args=(-n 20 -s 100) want="^rank [0-9]+/$n " expect=$n ;; # many ranks, seconds
 alltoall-eager)
     args=(-n 50 -s 100 -e) want="^rank [0-9]+/$n " expect=$n
     export IBMSG_WORLD_WIREUP=0 # srun passes the environment on; mpirun needs -x
