@@ -81,6 +81,50 @@ static int cvar_write_int(void *obj, const void *buf, void *ctx)
     return ret;
 }
 
+/* The enumerations among the integer settings: read and written as INT, given by name too. */
+static const cnt_enum_item_t config_wait_modes[] = {
+    {CORE_WAIT_SPIN, "spin"},
+    {CORE_WAIT_SLEEP, "sleep"},
+    {CORE_WAIT_ADAPTIVE, "adaptive"},
+};
+
+typedef struct config_enum {
+    const char *name, *enum_name;
+    const cnt_enum_item_t *items;
+    int nitems;
+} config_enum_t;
+
+static const config_enum_t config_enums[] = {
+    {"core_wait_mode", "core_wait_modes", config_wait_modes,
+     (int)(sizeof(config_wait_modes) / sizeof(config_wait_modes[0]))},
+};
+
+static const config_enum_t *config_enum_of(const char *name)
+{
+    for (size_t i = 0; i < sizeof(config_enums) / sizeof(config_enums[0]); i++) {
+        if (strcmp(config_enums[i].name, name) == 0) {
+            return &config_enums[i];
+        }
+    }
+    return NULL;
+}
+
+static int cvar_read_enum(void *obj, void *buf, void *ctx)
+{
+    long long v;
+    int ret = cvar_read_int(obj, &v, ctx);
+
+    *(int *)buf = (int)v;
+    return ret;
+}
+
+static int cvar_write_enum(void *obj, const void *buf, void *ctx)
+{
+    long long v = *(const int *)buf;
+
+    return cvar_write_int(obj, &v, ctx);
+}
+
 static int cvar_read_device(void *obj, void *buf, void *ctx)
 {
     (void)obj, (void)ctx;
@@ -199,6 +243,14 @@ static void config_register(void)
             .write = cvar_write_int,
             .ctx = (void *)d,
         };
+        const config_enum_t *en = config_enum_of(d->name);
+        if (en != NULL) {
+            check_reg(cnt_enum_register(en->enum_name, en->nitems, en->items, &cv.enumtype),
+                      en->enum_name);
+            cv.datatype = IBMSG_T_INT;
+            cv.read = cvar_read_enum;
+            cv.write = cvar_write_enum;
+        }
         check_reg(cnt_cvar_register(&cv, &index), d->name);
     }
 }
@@ -235,7 +287,14 @@ static int hint_int(ibmsg_info_t info, const config_int_desc_t *d, int64_t *valu
     } else if (type == IBMSG_INFO_TYPE_STRING) {
         char s[32];
         int len = sizeof(s);
+        const config_enum_t *en = config_enum_of(d->name);
         ret = ibmsg_info_get_string(info, d->name, s, &len);
+        for (int i = 0; ret == IBMSG_OK && en != NULL && i < en->nitems; i++) {
+            if (strcmp(s, en->items[i].name) == 0) {
+                *value = en->items[i].value;
+                return IBMSG_OK;
+            }
+        }
         if (ret == IBMSG_OK) {
             ret = util_parse_ll(s, INT64_MIN, INT64_MAX, &v);
             ret = ret == IBMSG_ERR_INVALID ? IBMSG_ERR_WRONG_TYPE : ret;

@@ -82,7 +82,12 @@ extern "C" {
       "largest rendezvous message whose key is a memory window (one bind: mlx5 takes at most 2 " \
       "GiB); a larger one registers exactly its bytes for the transfer")                         \
     X(keepalive_ms, "core_keepalive_ms", 1000, 0, 3600000,                                       \
-      "probe an endpoint that received nothing for this long (ms; 0: never; see failure.h)")
+      "probe an endpoint that received nothing for this long (ms; 0: never; see failure.h)")     \
+    X(wait_mode, "core_wait_mode", 0, 0, 2,                                                      \
+      "how blocking calls wait: spin (poll until done), sleep (on the context's fd: "            \
+      "ibmsg_context_wait), adaptive (spin core_wait_spin_us, then sleep)")                      \
+    X(wait_spin_us, "core_wait_spin_us", 50, 0, 10000000,                                        \
+      "adaptive waits spin this many microseconds before they sleep")
 
 /* The world's settings (world/world.c, world/wireup.c), a list of their own so the one above keeps
    its lines. */
@@ -95,6 +100,9 @@ extern "C" {
 #define CORE_CONFIG_INT_LIST(X) CORE_CONFIG_BASE_LIST(X) CORE_CONFIG_WORLD_LIST(X)
 
 #define CORE_CONFIG_DEVICE_MAX 64
+
+/* core_wait_mode's values (an enumeration: IBMSG_CORE_WAIT_MODE=sleep works too). */
+enum { CORE_WAIT_SPIN = 0, CORE_WAIT_SLEEP = 1, CORE_WAIT_ADAPTIVE = 2 };
 
 typedef struct core_config {
     char device[CORE_CONFIG_DEVICE_MAX]; /* "device": name, "" = any */

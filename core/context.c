@@ -27,6 +27,7 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
     if (ctx == NULL) {
         return IBMSG_ERR_NO_MEMORY;
     }
+    ctx->wait_fd = ctx->wake_fd = -1;
     status = core_config_acquire(info, &ctx->cfg);
     if (status != IBMSG_OK) {
         goto err_free_ctx;
@@ -44,6 +45,10 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
         goto err_release_config;
     }
     di = verbs_dev_info(ctx->dev);
+    status = core_wait_init(ctx);
+    if (status != IBMSG_OK) {
+        goto err_close_dev;
+    }
     status = verbs_cq_create(ctx->dev, (int)UTIL_MIN((uint32_t)ctx->cfg.cq_size, di->max_cqe),
                              &ctx->scq);
     if (status != IBMSG_OK) {
@@ -112,6 +117,7 @@ err_destroy_rcq:
 err_destroy_scq:
     verbs_cq_destroy(ctx->scq);
 err_close_dev:
+    core_wait_cleanup(ctx);
     verbs_dev_close(ctx->dev);
 err_release_config:
     cnt_block_destroy(ctx->cnt);
@@ -147,6 +153,7 @@ int ibmsg_context_destroy(ibmsg_context_t ctx)
         free(ep);
     }
     core_qpt_free(&ctx->qpt);
+    core_wait_cleanup(ctx);
     verbs_dev_close(ctx->dev);
     cnt_block_destroy(ctx->cnt);
     free(ctx);

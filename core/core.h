@@ -167,9 +167,24 @@ typedef struct core_req_chunk core_req_chunk_t;
  * nothing else of it; the layer sets and clears it with core_context_set_progress_hook.
  */
 typedef struct core_progress_hook {
-    void (*fn)(void *arg);
+    int (*fn)(void *arg); /* returns what it handled (counted in progress's events) */
     void *arg;
 } core_progress_hook_t;
+
+/*
+ * How a layer above lets the context sleep (core/wait.c): arm its CQs (they report to the
+ * device's completion channel, which the context's fd holds) and lower *timeout_ms to its next
+ * timer; returns 1 when it has work now (no sleep), 0, or an error.
+ */
+typedef struct core_wait_hook {
+    int (*arm)(void *arg, int *timeout_ms);
+    void *arg;
+} core_wait_hook_t;
+
+/* A blocking call's wait (core_wait_block): when its adaptive spin began (0: not yet). */
+typedef struct core_waiter {
+    uint64_t spin_since_ns;
+} core_waiter_t;
 
 struct ibmsg_context_s {
     cnt_shard_t *cnt; /* its counter block (counters/shards/counter_table.h, CONTEXT entries) */
@@ -219,6 +234,9 @@ struct ibmsg_context_s {
     uint32_t buf_size;      /* bounce buffer bytes (core_wire_buf_size) */
     verbs_rcache_t *rcache; /* registrations of user buffers (rendezvous) */
     core_progress_hook_t progress_hook; /* a layer above progressed with the CQs (the job layer) */
+    core_wait_hook_t wait_hook;         /* ... and armed with them before a sleep */
+    int wait_fd;                        /* epoll: the completion channel, async events, wake_fd */
+    int wake_fd;                        /* eventfd: core_context_wake, from any thread */
     core_rma_ctx_t rma;
     core_ctx_keepalive_t ka; /* failure.c */
 };
@@ -244,7 +262,7 @@ static inline void core_req_complete(struct ibmsg_request_s *req, int error)
 int core_progress(struct ibmsg_context_s *ctx, int *events);
 /* Set (fn non-NULL) or clear (fn NULL) the context's progress hook; returns the one it replaces. */
 core_progress_hook_t core_context_set_progress_hook(struct ibmsg_context_s *ctx,
-                                                    void (*fn)(void *arg), void *arg);
+                                                    int (*fn)(void *arg), void *arg);
 /** Poll the send CQ once and handle what it returned: the count, or an error (< 0). */
 int core_poll_send_cq(struct ibmsg_context_s *ctx);
 void core_ep_mark_dirty(struct ibmsg_ep_s *ep);
@@ -451,10 +469,51 @@ void core_srq_wait(struct ibmsg_ep_s *ep);
  * stall are forgiven (idle holders).
  */
 void core_srq_serve(struct ibmsg_context_s *ctx, int idle);
-/** Read the device's pending async events (a syscall): the SRQ limit, QP and CQ errors. */
-void core_srq_async(struct ibmsg_context_s *ctx);
+/** The SRQ's limit event came: it grows (up to core_srq_max) and is armed again. */
+void core_srq_limit_reached(struct ibmsg_context_s *ctx);
 /** Poll and handle the receive CQ until it is empty (an endpoint's QP was just destroyed). */
 void core_drain_recv_cq(struct ibmsg_context_s *ctx);
+
+/* wait.c */
+/** Open the context's fd (epoll set) and wake eventfd. */
+int core_wait_init(struct ibmsg_context_s *ctx);
+/** Close them (after every CQ is gone). */
+void core_wait_cleanup(struct ibmsg_context_s *ctx);
+/** Set (arm non-NULL) or clear the context's wait hook. */
+void core_context_set_wait_hook(struct ibmsg_context_s *ctx, int (*arm)(void *arg, int *timeout_ms),
+                                void *arg);
+/** Wake the context's sleeper, if any (any thread; async-signal-safe: one write()). */
+void core_context_wake(struct ibmsg_context_s *ctx);
+/**
+ * Arm for a sleep: drain the fd's events, arm every CQ (and the hook's), then progress once.
+ * IBMSG_ERR_BUSY when that found work (or req, if given, completed): do not sleep. Else
+ * IBMSG_OK and *timeout_ms lowered to the context's timers (keepalive, SRQ stall, the hook's).
+ */
+int core_wait_arm(struct ibmsg_context_s *ctx, const struct ibmsg_request_s *req, int *timeout_ms);
+/** The sleeping part of core_wait_block (out of line). */
+void core_wait_block_slow(struct ibmsg_context_s *ctx, core_waiter_t *w,
+                          const struct ibmsg_request_s *req);
+/**
+ * A blocking call found its condition unmet after a progress call: wait as core_wait_mode says.
+ * spin returns at once (one branch); sleep arms and sleeps on the context's fd until it is
+ * readable or a timer of the context is due; adaptive spins core_wait_spin_us first. The caller
+ * progresses and checks its condition again either way.
+ */
+static inline void core_wait_block(struct ibmsg_context_s *ctx, core_waiter_t *w,
+                                   const struct ibmsg_request_s *req)
+{
+    if (util_likely(ctx->cfg.wait_mode == CORE_WAIT_SPIN)) {
+        return;
+    }
+    core_wait_block_slow(ctx, w, req);
+}
+
+/* async.c */
+/**
+ * Read and handle the device's pending asynchronous events (a syscall each, none blocks): the
+ * SRQ limit, QP and CQ errors, the port going down or up. Returns how many were read.
+ */
+int core_async_poll(struct ibmsg_context_s *ctx);
 
 /* failure.c */
 /** Set up a new context's keepalive clock from its settings. */

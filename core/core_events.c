@@ -76,6 +76,8 @@ static void events_register_once(void)
         {IBMSG_T_EP_FAIL_LAUNCHER, "launcher"},
         {IBMSG_T_EP_FAIL_CONNECT, "connect"},
         {IBMSG_T_EP_FAIL_FLUSHED, "flushed"},
+        {IBMSG_T_EP_FAIL_QP_FATAL, "qp_fatal"},
+        {IBMSG_T_EP_FAIL_PORT_DOWN, "port_down"},
     };
     static const cnt_enum_item_t reasons[] = {
         {IBMSG_T_STALL_CREDITS, "credits"},

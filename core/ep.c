@@ -360,7 +360,7 @@ int ibmsg_ep_destroy(ibmsg_ep_t ep)
         verbs_pool_put(ctx->rpool, &ep->repost[--ep->nrepost]->buf);
         core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
     }
-    core_srq_async(ctx); /* acknowledged before the destroy: hardware waits for that */
+    core_async_poll(ctx); /* acknowledged before the destroy: hardware waits for that */
     verbs_qp_destroy(ep->qp);
     if (ctx->srq != NULL) {
         /* A receive it took from the SRQ may have flushed; once the QP is gone, no completion

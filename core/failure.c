@@ -39,7 +39,7 @@ void core_keepalive_run(ibmsg_context_t ctx, uint64_t now)
     const uint64_t interval = ctx->ka.interval_ns;
 
     ctx->ka.deadline_ns = now + interval / CORE_KA_CHECKS;
-    core_srq_async(ctx); /* the coarse tick reads what the SRQ's low mark did not */
+    core_async_poll(ctx); /* the coarse tick reads what the SRQ's low mark did not */
     for (ibmsg_ep_t ep = ctx->eps; ep != NULL; ep = ep->next) {
         core_ep_keepalive_t *ka = &ep->ka;
 

@@ -597,7 +597,7 @@ int core_poll_send_cq(ibmsg_context_t ctx)
     return m;
 }
 
-core_progress_hook_t core_context_set_progress_hook(ibmsg_context_t ctx, void (*fn)(void *arg),
+core_progress_hook_t core_context_set_progress_hook(ibmsg_context_t ctx, int (*fn)(void *arg),
                                                     void *arg)
 {
     core_progress_hook_t old = ctx->progress_hook;
@@ -622,7 +622,7 @@ static inline void srq_progress(ibmsg_context_t ctx, int n)
     }
     if (util_unlikely(low)) {
         ctx->srq_pressure = 1; /* credit returns keep within the budget from now on */
-        core_srq_async(ctx);
+        core_async_poll(ctx);
     }
     if (util_unlikely(ctx->srq_wait_head != NULL) || ctx->srq_stall_ns != 0) {
         core_srq_serve(ctx, n == 0);
@@ -644,12 +644,12 @@ void core_drain_recv_cq(ibmsg_context_t ctx)
 int core_progress(ibmsg_context_t ctx, int *events)
 {
     verbs_wc_t wcs[VERBS_CQ_POLL_MAX];
-    int batch = (int)ctx->cfg.poll_batch, n, m;
+    int batch = (int)ctx->cfg.poll_batch, n, m, h = 0;
     ibmsg_ep_t ep, later = NULL;
     cnt_tick_t start = core_timer_start(CNT_CORE_PROGRESS_TIME); /* 0 unless a handle runs */
 
     if (ctx->progress_hook.fn != NULL) {
-        ctx->progress_hook.fn(ctx->progress_hook.arg); /* the job layer: one empty-CQ poll idle */
+        h = ctx->progress_hook.fn(ctx->progress_hook.arg); /* the job layer: one empty poll idle */
     }
     core_flush_held(ctx); /* what was held goes out before we wait for anything */
     n = verbs_cq_poll(ctx->rcq, batch, wcs);
@@ -714,7 +714,7 @@ int core_progress(ibmsg_context_t ctx, int *events)
     ctx->dirty = later;
     core_keepalive_poll(ctx, n + m == 0);
     if (events != NULL) {
-        *events = n + m;
+        *events = n + m + h;
     }
     core_timer_stop(ctx->cnt, CNT_CORE_PROGRESS_TIME, start);
     return IBMSG_OK;

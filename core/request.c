@@ -100,15 +100,20 @@ int ibmsg_request_test(ibmsg_request_t *req_p, int *completed, ibmsg_tag_status_
 
 int ibmsg_request_wait(ibmsg_request_t *req_p, ibmsg_tag_status_t *status)
 {
+    core_waiter_t w = {0};
     int completed = 0, ret;
 
     if (req_p == NULL || *req_p == NULL) {
         return IBMSG_ERR_INVALID;
     }
-    do {
+    for (;;) {
+        struct ibmsg_request_s *req = *req_p;
         ret = ibmsg_request_test(req_p, &completed, status);
-    } while (ret == IBMSG_OK && !completed);
-    return ret;
+        if (ret != IBMSG_OK || completed) {
+            return ret;
+        }
+        core_wait_block(req->ctx, &w, req); /* core_wait_mode: spin returns at once */
+    }
 }
 
 int ibmsg_request_cancel(ibmsg_request_t req)

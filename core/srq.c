@@ -8,7 +8,6 @@
  */
 #include "core/core.h"
 #include "util/log.h"
-#include "verbs/async.h"
 
 /*
  * Credit budget. The peers' windows overcommit the shared pool (core_credits each, whatever the
@@ -258,7 +257,7 @@ void core_srq_refill(ibmsg_context_t ctx, uint32_t want)
 }
 
 /* The limit event: senders outran the refills, so the queue grows (up to core_srq_max). */
-static void srq_limit_reached(ibmsg_context_t ctx)
+void core_srq_limit_reached(ibmsg_context_t ctx)
 {
     uint32_t target = UTIL_MIN(2 * ctx->srq_target, ctx->srq_max);
 
@@ -276,38 +275,5 @@ static void srq_limit_reached(ibmsg_context_t ctx)
     }
     if (ctx->srq_limit > 0) {
         verbs_srq_arm(ctx->srq, ctx->srq_limit); /* one-shot: armed again for the next */
-    }
-}
-
-void core_srq_async(ibmsg_context_t ctx)
-{
-    verbs_async_event_t ev;
-    ibmsg_ep_t ep;
-
-    while (verbs_dev_poll_async(ctx->dev, &ev) == 1) {
-        switch (ev.type) {
-        case VERBS_ASYNC_SRQ_LIMIT:
-            if (ctx->srq != NULL) {
-                srq_limit_reached(ctx);
-            }
-            break;
-        case VERBS_ASYNC_QP_FATAL:
-            ep = core_qpt_find(&ctx->qpt, ev.qpn);
-            if (ep != NULL && ep->state == CORE_EP_CONNECTED) {
-                util_error("qp 0x%x: %s; the endpoint fails", ev.qpn, verbs_async_string(&ev));
-                core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
-            }
-            break;
-        case VERBS_ASYNC_SRQ_ERR:
-        case VERBS_ASYNC_CQ_ERR:
-            util_error("context: %s; every endpoint fails", verbs_async_string(&ev));
-            for (ep = ctx->eps; ep != NULL; ep = ep->next) {
-                core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
-            }
-            break;
-        default:
-            util_debug("context: async event %s", verbs_async_string(&ev));
-            break;
-        }
     }
 }

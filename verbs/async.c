@@ -19,6 +19,7 @@ int verbs_dev_poll_async(verbs_dev_t *dev, verbs_async_event_t *ev)
     }
     ev->raw = (int)e.event_type;
     ev->qpn = 0;
+    ev->port = 0;
     switch (e.event_type) {
     case IBV_EVENT_SRQ_LIMIT_REACHED:
         ev->type = VERBS_ASYNC_SRQ_LIMIT;
@@ -38,6 +39,17 @@ int verbs_dev_poll_async(verbs_dev_t *dev, verbs_async_event_t *ev)
         break;
     case IBV_EVENT_CQ_ERR:
         ev->type = VERBS_ASYNC_CQ_ERR;
+        break;
+    case IBV_EVENT_PORT_ERR:
+        ev->type = VERBS_ASYNC_PORT_DOWN;
+        ev->port = (int)e.element.port_num;
+        break;
+    case IBV_EVENT_PORT_ACTIVE:
+        ev->type = VERBS_ASYNC_PORT_UP;
+        ev->port = (int)e.element.port_num;
+        break;
+    case IBV_EVENT_DEVICE_FATAL:
+        ev->type = VERBS_ASYNC_DEVICE_FATAL;
         break;
     default:
         ev->type = VERBS_ASYNC_OTHER;

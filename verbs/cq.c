@@ -31,13 +31,14 @@ int verbs_cq_create(verbs_dev_t *dev, int cqe, verbs_cq_t **cq_p)
     if (cq == NULL) {
         return IBMSG_ERR_NO_MEMORY;
     }
-    cq->cq = ibv_create_cq(dev->ctx, cqe, NULL, NULL, 0);
+    cq->cq = ibv_create_cq(dev->ctx, cqe, &cq->notify, dev->chan, 0);
     if (cq->cq == NULL) {
         status = verbs_errno_status(errno);
         util_error("%s: ibv_create_cq(%d) failed: %s", dev->info.name, cqe, strerror(errno));
         free(cq);
         return status;
     }
+    cq->notify.cq = cq->cq;
     cq->size = cq->cq->cqe;
     cq->dev = dev;
     cq->inv_flags = IBV_WC_WITH_INV;
@@ -56,6 +57,7 @@ void verbs_cq_destroy(verbs_cq_t *cq)
     if (cq == NULL) {
         return;
     }
+    verbs_cq_notify_ack(&cq->notify); /* else ibv_destroy_cq waits for them forever */
     if (ibv_destroy_cq(cq->cq) != 0) {
         util_warn("ibv_destroy_cq failed: %s", strerror(errno));
     }
@@ -77,6 +79,11 @@ int verbs_cq_resize(verbs_cq_t *cq, int cqe)
         return verbs_errno_status(err);
     }
     cq->size = cq->cq->cqe;
+    if (cq->notify.armed && ibv_req_notify_cq(cq->cq, 0) != 0) {
+        /* A sleeper would miss this CQ's next completion: say so, the CQ still works. */
+        util_warn("%s: ibv_req_notify_cq after a resize failed", cq->dev->info.name);
+        cq->notify.armed = 0;
+    }
     return IBMSG_OK;
 }
 

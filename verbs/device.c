@@ -375,6 +375,20 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
                    strerror(errno));
         goto err_free_pd;
     }
+    /* One channel for every CQ of the device (verbs/notify.h), read without blocking too. */
+    dev->chan = ibv_create_comp_channel(ctx);
+    if (dev->chan == NULL) {
+        status = verbs_errno_status(errno);
+        util_error("%s: ibv_create_comp_channel failed: %s", info.name, strerror(errno));
+        goto err_free_pd;
+    }
+    fl = fcntl(dev->chan->fd, F_GETFL);
+    if (fl < 0 || fcntl(dev->chan->fd, F_SETFL, fl | O_NONBLOCK) != 0) {
+        status = verbs_errno_status(errno);
+        util_error("%s: the completion channel cannot be made non-blocking: %s", info.name,
+                   strerror(errno));
+        goto err_destroy_chan;
+    }
     if (dev->info.mw_type2) {
         /* Advertised is not usable: bnxt_re and hns report type 2B windows, yet their
            providers cannot allocate one. The rendezvous then registers each message. */
@@ -397,6 +411,8 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
     *dev_p = dev;
     return IBMSG_OK;
 
+err_destroy_chan:
+    ibv_destroy_comp_channel(dev->chan);
 err_free_pd:
     ibv_dealloc_pd(dev->pd);
 err_free:
@@ -413,6 +429,10 @@ void verbs_dev_close(verbs_dev_t *dev)
     }
     if (ibv_dealloc_pd(dev->pd) != 0) {
         util_warn("%s: ibv_dealloc_pd failed: %s (resources still in use)", dev->info.name,
+                  strerror(errno));
+    }
+    if (ibv_destroy_comp_channel(dev->chan) != 0) {
+        util_warn("%s: ibv_destroy_comp_channel failed: %s (a CQ still uses it)", dev->info.name,
                   strerror(errno));
     }
     ibv_close_device(dev->ctx);

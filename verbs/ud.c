@@ -23,6 +23,7 @@
 struct verbs_ud {
     verbs_dev_t *dev;
     struct ibv_cq *cq;
+    verbs_cq_notify_t notify;
     struct ibv_qp *qp;
     struct ibv_mr *mr;
     uint8_t *mem; /* nrecv receive slots, then nsend send slots */
@@ -114,12 +115,13 @@ int verbs_ud_create(verbs_dev_t *dev, uint32_t nrecv, uint32_t nsend, verbs_ud_t
                    strerror(errno));
         goto err_free;
     }
-    ud->cq = ibv_create_cq(dev->ctx, (int)(nrecv + nsend), NULL, NULL, 0);
+    ud->cq = ibv_create_cq(dev->ctx, (int)(nrecv + nsend), &ud->notify, dev->chan, 0);
     if (ud->cq == NULL) {
         status = verbs_errno_status(errno);
         util_error("%s: ud cq: ibv_create_cq failed: %s", dev->info.name, strerror(errno));
         goto err_dereg;
     }
+    ud->notify.cq = ud->cq;
     init.send_cq = ud->cq;
     init.recv_cq = ud->cq;
     init.qp_type = IBV_QPT_UD;
@@ -168,6 +170,7 @@ void verbs_ud_destroy(verbs_ud_t *ud)
     if (ibv_destroy_qp(ud->qp) != 0) {
         util_warn("ud qp 0x%x: ibv_destroy_qp failed: %s", ud->qp->qp_num, strerror(errno));
     }
+    verbs_cq_notify_ack(&ud->notify);
     ibv_destroy_cq(ud->cq);
     ibv_dereg_mr(ud->mr);
     free(ud->free_send);
@@ -277,6 +280,11 @@ int verbs_ud_send(verbs_ud_t *ud, const verbs_ah_t *ah, uint32_t qpn, const void
         return ret == ENOMEM ? IBMSG_ERR_NO_RESOURCE : verbs_errno_status(ret);
     }
     return IBMSG_OK;
+}
+
+verbs_cq_notify_t *verbs_ud_notify(struct verbs_ud *ud)
+{
+    return &ud->notify;
 }
 
 int verbs_ud_poll(verbs_ud_t *ud, verbs_ud_msg_t *msg, uint64_t *errors)

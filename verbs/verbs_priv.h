@@ -10,8 +10,27 @@
 struct verbs_dev {
     struct ibv_context *ctx;
     struct ibv_pd *pd;
+    struct ibv_comp_channel *chan; /* every CQ's events (verbs/notify.h); fd non-blocking */
     verbs_dev_info_t info;
 };
+
+/*
+ * A CQ's side of notification (the cq_context of its ibv_cq): events read from the channel and
+ * not yet acknowledged (ibv_destroy_cq waits for every event read to be), and whether it is
+ * armed (an ibv_resize_cq arms it again: providers need not keep the request).
+ */
+typedef struct verbs_cq_notify {
+    struct ibv_cq *cq;
+    unsigned unacked;
+    int armed;
+} verbs_cq_notify_t;
+
+/* Acknowledge the events read for n (before its CQ is destroyed). */
+void verbs_cq_notify_ack(verbs_cq_notify_t *n);
+
+struct verbs_ud;
+/* The notification state of a UD queue pair's CQ (ud.c). */
+verbs_cq_notify_t *verbs_ud_notify(struct verbs_ud *ud);
 
 /* A send held for the next doorbell: its work request, elements and (inline) data are ours. */
 typedef struct verbs_held_send {
@@ -38,6 +57,7 @@ struct verbs_srq {
 
 struct verbs_cq {
     struct ibv_cq *cq;
+    verbs_cq_notify_t notify;
     verbs_dev_t *dev;
     int size;
     unsigned inv_flags; /* wc_flags that mean "invalidated a key" on this device */

@@ -169,15 +169,23 @@ int world_pmix_get(uint32_t rank, const char *key, void *buf, size_t *len)
     return status;
 }
 
+/* Who fence_done wakes (one fence at a time per process). */
+static void (*fence_wake)(void *);
+static void *fence_wake_arg;
+
 static void fence_done(pmix_status_t status, void *cbdata)
 {
     atomic_int *done = cbdata;
 
     /* 1 + PMIx status, so 0 stays "not yet". */
     atomic_store_explicit(done, status == PMIX_SUCCESS ? 1 : 2, memory_order_release);
+    if (fence_wake != NULL) {
+        fence_wake(fence_wake_arg); /* after the store: the sleeper looks at done when woken */
+    }
 }
 
-int world_pmix_fence_progress(int timeout_s, void (*progress)(void *), void *arg)
+int world_pmix_fence_progress(int timeout_s, void (*progress)(void *), void *arg,
+                              void (*wake)(void *), void *wake_arg)
 {
     static atomic_int done; /* one fence at a time per process (one world) */
     pmix_proc_t all;
@@ -186,6 +194,8 @@ int world_pmix_fence_progress(int timeout_s, void (*progress)(void *), void *arg
     int status, d;
 
     atomic_store(&done, 0);
+    fence_wake = wake;
+    fence_wake_arg = wake_arg;
     PMIX_LOAD_PROCID(&all, pmix_me.nspace, PMIX_RANK_WILDCARD);
     PMIX_INFO_CONSTRUCT(&info);
     if (timeout_s > 0) {
@@ -335,11 +345,14 @@ int world_pmix_get(uint32_t rank, const char *key, void *buf, size_t *len)
     return IBMSG_ERR_NOT_SUPPORTED;
 }
 
-int world_pmix_fence_progress(int timeout_s, void (*progress)(void *), void *arg)
+int world_pmix_fence_progress(int timeout_s, void (*progress)(void *), void *arg,
+                              void (*wake)(void *), void *wake_arg)
 {
     (void)timeout_s;
     (void)progress;
     (void)arg;
+    (void)wake;
+    (void)wake_arg;
     return IBMSG_ERR_NOT_SUPPORTED;
 }
 

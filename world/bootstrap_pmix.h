@@ -44,9 +44,12 @@ int world_pmix_get(uint32_t rank, const char *key, void *buf, size_t *len);
  * A fence without data collection that makes progress while it waits: PMIx_Fence_nb, then
  * progress(arg) until the launcher's callback (on its thread) says the fence is done. With
  * on-demand wireup a peer may be waiting for this process to answer its connect request before
- * it can reach the same fence.
+ * it can reach the same fence. progress may sleep: wake(wake_arg) is called (on a PMIx thread) once
+ * the fence has completed (wake_arg must outlive the fence: the call may still run when
+ * this one returns).
  */
-int world_pmix_fence_progress(int timeout_s, void (*progress)(void *), void *arg);
+int world_pmix_fence_progress(int timeout_s, void (*progress)(void *), void *arg,
+                              void (*wake)(void *), void *wake_arg);
 
 /* Called (on a PMIx thread) with the rank of a process of our job that the launcher reports gone.
  */

@@ -34,6 +34,7 @@
 #include "world/world_counters.h"
 #include "util/log.h"
 #include "verbs/addr.h"
+#include "verbs/notify.h"
 #include "verbs/ud.h"
 
 #define WU_MAGIC     0x69627775u /* "ibwu" */
@@ -99,7 +100,8 @@ static uint32_t get32(const uint8_t *p)
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 
-static void wireup_progress(void *arg);
+static int wireup_progress(void *arg);
+static int wireup_arm(void *arg, int *timeout_ms);
 
 int world_wireup_create(ibmsg_context_t ctx, uint32_t rank, uint32_t size, ibmsg_ep_t *eps,
                         int on_demand, world_wireup_lookup_cb_t lookup, world_wireup_t **wu_p)
@@ -131,6 +133,7 @@ int world_wireup_create(ibmsg_context_t ctx, uint32_t rank, uint32_t size, ibmsg
         }
     }
     core_context_set_progress_hook(ctx, wireup_progress, wu);
+    core_context_set_wait_hook(ctx, wireup_arm, wu);
     *wu_p = wu;
     return IBMSG_OK;
 
@@ -147,6 +150,7 @@ void world_wireup_destroy(world_wireup_t *wu)
         return;
     }
     core_context_set_progress_hook(wu->ctx, NULL, NULL);
+    core_context_set_wait_hook(wu->ctx, NULL, NULL);
     wireup_goodbye(wu);
     for (uint32_t p = 0; p < wu->size; p++) {
         verbs_ud_ah_destroy(wu->peers[p].ah);
@@ -557,26 +561,48 @@ static UTIL_COLD void wireup_reap_dead(world_wireup_t *wu)
 
 /* The context's progress hook: take connect messages, resend the unanswered ones, fail the dead
    peers. */
-static void wireup_progress(void *arg)
+static int wireup_progress(void *arg)
 {
     world_wireup_t *wu = arg;
     verbs_ud_msg_t m;
     uint64_t errors = 0;
+    int n = 0;
 
     /* Dead peers first: a BYE taken below fails its endpoint only at the next call, after that
        call's poll of the RC completions (messages the peer sent before leaving). */
     if (util_unlikely(atomic_load_explicit(&wu->dead_any, memory_order_relaxed) != 0)) {
         wireup_reap_dead(wu);
+        n++;
     }
     if (wu->ud != NULL) {
         while (verbs_ud_poll(wu->ud, &m, &errors) == 1) {
             on_msg(wu, &m);
+            n++;
         }
         world_cnt.connect_rejected += errors;
         if (wu->npending > 0) {
             wireup_timers(wu);
         }
     }
+    return n;
+}
+
+/* The context's wait hook: the UD CQ reports to the context's fd too; handshakes in flight
+   wake the sleeper for their resends (WU_RETRY_NS, the first backoff, at most). */
+static int wireup_arm(void *arg, int *timeout_ms)
+{
+    world_wireup_t *wu = arg;
+
+    if (atomic_load_explicit(&wu->dead_any, memory_order_relaxed) != 0) {
+        return 1;
+    }
+    if (wu->ud == NULL) {
+        return 0;
+    }
+    if (wu->npending > 0 && (*timeout_ms < 0 || *timeout_ms > (int)(WU_RETRY_NS / 1000000u))) {
+        *timeout_ms = (int)(WU_RETRY_NS / 1000000u);
+    }
+    return verbs_ud_arm(wu->ud);
 }
 
 void world_wireup_peer_died(world_wireup_t *wu, uint32_t rank)
@@ -586,4 +612,5 @@ void world_wireup_peer_died(world_wireup_t *wu, uint32_t rank)
     }
     atomic_store_explicit(&wu->dead[rank], 1, memory_order_release);
     atomic_store_explicit(&wu->dead_any, 1, memory_order_release);
+    core_context_wake(wu->ctx); /* a sleeping wait sees it now */
 }

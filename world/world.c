@@ -50,9 +50,23 @@ struct ibmsg_world_s {
 /* One world per process: PMIx state and the counters are process-wide. */
 static ibmsg_world_t world_current;
 
-static void world_progress(void *ctx)
+/* A barrier's wait: progress, then wait as core_wait_mode says (the fence's callback wakes). */
+typedef struct world_waiting {
+    ibmsg_context_t ctx;
+    core_waiter_t w;
+} world_waiting_t;
+
+static void world_progress(void *arg)
 {
-    core_progress(ctx, NULL);
+    world_waiting_t *ww = arg;
+
+    core_progress(ww->ctx, NULL);
+    core_wait_block(ww->ctx, &ww->w, NULL);
+}
+
+static void world_wake(void *ctx)
+{
+    core_context_wake(ctx);
 }
 
 static int world_fence(ibmsg_world_t w, int collect)
@@ -62,7 +76,8 @@ static int world_fence(ibmsg_world_t w, int collect)
 
     core_flush_held(w->ctx); /* messages started before a barrier leave before it */
     if (w->how == IBMSG_WORLD_PMIX && !collect && w->wu != NULL) {
-        status = world_pmix_fence_progress(WORLD_FENCE_S, world_progress, w->ctx);
+        world_waiting_t ww = {.ctx = w->ctx};
+        status = world_pmix_fence_progress(WORLD_FENCE_S, world_progress, &ww, world_wake, w->ctx);
     } else if (w->how == IBMSG_WORLD_PMIX) {
         status = world_pmix_fence(collect, WORLD_FENCE_S);
     } else if (w->how == IBMSG_WORLD_TCP) {

@@ -185,7 +185,18 @@
     X(CORE_SCQ_STALLS, "core_scq_stalls", COUNTER, CONTEXT, TUNER_BASIC, "srq",                    \
       "Work requests that waited because the send completion queue could grow no further")         \
     X(CORE_CQ_RESIZES, "core_cq_resizes", COUNTER, CONTEXT, TUNER_DETAIL, "srq",                   \
-      "Completion queues grown (ibv_resize_cq) for more outstanding work")
+      "Completion queues grown (ibv_resize_cq) for more outstanding work")                         \
+    /* core: sleeping on the context's fd, device events (core/wait.c, core/async.c) */            \
+    X(CORE_WAIT_SLEEPS, "core_wait_sleeps", COUNTER, CONTEXT, TUNER_BASIC, "core",                 \
+      "Sleeps on the context's file descriptor (ibmsg_context_wait, blocking calls not spinning)") \
+    X(CORE_WAIT_WAKEUPS, "core_wait_wakeups", COUNTER, CONTEXT, TUNER_BASIC, "core",               \
+      "Sleeps that ended because the file descriptor became readable (not by a timeout)")          \
+    X(CORE_WAIT_ARM_BUSY, "core_wait_arm_busy", COUNTER, CONTEXT, TUNER_BASIC, "core",             \
+      "Arms that found work already there (IBMSG_ERR_BUSY): no sleep")                             \
+    X(CORE_ASYNC_EVENTS, "core_async_events", COUNTER, CONTEXT, USER_BASIC, "core",                \
+      "Asynchronous events of the device read (port down or up, QP fatal, SRQ limit, ...)")        \
+    X(CORE_PORT_DOWN_EVENTS, "core_port_down_events", COUNTER, CONTEXT, USER_BASIC, "core",        \
+      "Times the context's port went down (IBV_EVENT_PORT_ERR): endpoints with traffic failed")
 /* clang-format on */
 
 #endif

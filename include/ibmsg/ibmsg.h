@@ -82,7 +82,8 @@ typedef struct ibmsg_context_attr {
  * when info is not IBMSG_INFO_NULL, from hints of the same names that override them for this
  * context: "device" (string), "port", "gid_index", "core_eager_limit", "core_inline_limit",
  * "core_credits", "core_sq_depth", "core_signal_interval", "core_poll_batch", "core_cq_size",
- * "verbs_timeout", "verbs_retry_cnt", "verbs_rnr_retry", "verbs_min_rnr_timer" (integers).
+ * "verbs_timeout", "verbs_retry_cnt", "verbs_rnr_retry", "verbs_min_rnr_timer" (integers),
+ * "core_wait_mode" ("spin", "sleep", "adaptive" or 0, 1, 2), "core_wait_spin_us".
  * @param info  hints, or IBMSG_INFO_NULL
  * @param ctx   out: the context
  * @return IBMSG_OK; IBMSG_ERR_NO_DEVICE when no device/port fits (the log names what was
@@ -118,6 +119,52 @@ IBMSG_API int ibmsg_context_query(ibmsg_context_t ctx, ibmsg_context_attr_t *att
  * Thread safety: the context's thread only.
  */
 IBMSG_API int ibmsg_context_progress(ibmsg_context_t ctx, int *events);
+
+/*
+ * Sleeping instead of spinning. Every blocking call (ibmsg_request_wait, ibmsg_tag_send /
+ * ibmsg_tag_recv, a world barrier) waits as the control variable core_wait_mode says (info hint
+ * of the same name): spin (poll until done, the default: lowest latency, a whole core), sleep
+ * (sleep on the context's fd, as ibmsg_context_wait does) or adaptive (spin for
+ * core_wait_spin_us, then sleep). A program with its own event loop uses the three calls below.
+ */
+
+/**
+ * The context's file descriptor: it becomes readable when the context may have work
+ * (completions on any of its completion queues, the job layer's connection messages, device
+ * asynchronous events, a launcher's callback). Watch it for reading (poll, select, epoll); do
+ * not read it or close it. It stays the same for the context's life. Sleep on it only after
+ * ibmsg_context_arm returned IBMSG_OK; after it is readable, make progress, then arm again.
+ * The context's timers (the keepalive every core_keepalive_ms / 4, on-demand connection
+ * resends) need progress while nothing arrives: ibmsg_context_wait wakes for them, a program's
+ * own loop should use a timeout of at most that.
+ * @return IBMSG_OK, IBMSG_ERR_INVALID for NULL arguments.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_context_get_fd(ibmsg_context_t ctx, int *fd);
+
+/**
+ * Prepare the fd for a sleep: ask every completion queue for an event at its next completion,
+ * then make progress once. No wakeup is lost in between: work that came before the arm is found
+ * by that progress (IBMSG_ERR_BUSY: do not sleep, look at what completed and arm again), work
+ * that comes after it makes the fd readable.
+ * @return IBMSG_OK (sleep now), IBMSG_ERR_BUSY (work was there and has been progressed),
+ *         IBMSG_ERR_IO when a completion queue failed, IBMSG_ERR_INVALID for NULL.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_context_arm(ibmsg_context_t ctx);
+
+/**
+ * Progress; when nothing was there, arm and sleep on the fd until it is readable (then progress
+ * again) or timeout_ms passes. Wakes in between for the context's timers (keepalive) and goes
+ * back to sleep.
+ * @param timeout_ms at most this many ms (coarse clock: a few ms late at most); negative: no
+ *        limit; 0: do not sleep
+ * @return IBMSG_OK when work may have been done (a request may have completed: test it),
+ *         IBMSG_ERR_TIMEOUT when timeout_ms passed with nothing, IBMSG_ERR_IO when a completion
+ *         queue failed, IBMSG_ERR_INVALID for NULL.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_context_wait(ibmsg_context_t ctx, int timeout_ms);
 
 /**
  * Create an endpoint: a queue pair with its receive buffers posted, not yet connected.

@@ -411,6 +411,8 @@ enum {
     IBMSG_T_EP_FAIL_LAUNCHER,         /* the launcher (PMIx) reported the peer's process gone */
     IBMSG_T_EP_FAIL_CONNECT,          /* on-demand connection timed out or was refused */
     IBMSG_T_EP_FAIL_FLUSHED,          /* its queue pair was flushed; no completion told why */
+    IBMSG_T_EP_FAIL_QP_FATAL,         /* the device reported its queue pair in error (async) */
+    IBMSG_T_EP_FAIL_PORT_DOWN,        /* the device's port went down with its traffic in flight */
 };
 
 enum {

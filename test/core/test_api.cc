@@ -7,13 +7,16 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/config.h"
 #include "ibmsg/ibmsg.h"
+#include "ibmsg/tool.h"
 #include "util/log.h"
 
 namespace
@@ -59,6 +62,9 @@ TEST(CoreApi, NullArguments)
     EXPECT_EQ(ibmsg_context_destroy(nullptr), IBMSG_ERR_INVALID);
     EXPECT_EQ(ibmsg_context_progress(nullptr, &dummy), IBMSG_ERR_INVALID);
     EXPECT_EQ(ibmsg_context_query(nullptr, nullptr), IBMSG_ERR_INVALID);
+    EXPECT_EQ(ibmsg_context_get_fd(nullptr, &dummy), IBMSG_ERR_INVALID);
+    EXPECT_EQ(ibmsg_context_arm(nullptr), IBMSG_ERR_INVALID);
+    EXPECT_EQ(ibmsg_context_wait(nullptr, 0), IBMSG_ERR_INVALID);
     EXPECT_EQ(ibmsg_ep_create(nullptr, nullptr), IBMSG_ERR_INVALID);
     EXPECT_EQ(ibmsg_ep_address(nullptr, buf, &len), IBMSG_ERR_INVALID);
     EXPECT_EQ(ibmsg_ep_connect(nullptr, buf, len), IBMSG_ERR_INVALID);
@@ -222,4 +228,64 @@ TEST(CoreOob, ConnectTimesOutWithoutListener)
     EXPECT_LT(ms, 3000);
     EXPECT_EQ(conn, nullptr);
     EXPECT_EQ(ibmsg_oob_connect("no-such-host.invalid", 1, 300, &conn), IBMSG_ERR_NOT_FOUND);
+}
+
+// core_wait_mode: an enumeration cvar (spin, sleep, adaptive), and a hint given by name or value.
+TEST(CoreApi, WaitModeIsAnEnumSettingAndAHint)
+{
+    core_config_init();
+    int index = -1, provided = 0;
+    ibmsg_t_datatype_t dt;
+    ibmsg_t_enum_t en = IBMSG_T_ENUM_NULL;
+    ASSERT_EQ(ibmsg_t_init_thread(IBMSG_T_THREAD_SINGLE, &provided), IBMSG_OK);
+    ASSERT_EQ(ibmsg_t_cvar_get_index("core_wait_mode", &index), IBMSG_OK);
+    ASSERT_EQ(ibmsg_t_cvar_get_info(index, nullptr, nullptr, nullptr, &dt, &en, nullptr, nullptr,
+                                    nullptr, nullptr),
+              IBMSG_OK);
+    EXPECT_EQ(dt, IBMSG_T_INT);
+    const char *const names[] = {"spin", "sleep", "adaptive"};
+    for (int i = 0; i < 3; i++) {
+        int value = -1;
+        char name[32];
+        int len = sizeof(name);
+        ASSERT_EQ(ibmsg_t_enum_get_item(en, i, &value, name, &len), IBMSG_OK);
+        EXPECT_EQ(value, i);
+        EXPECT_STREQ(name, names[i]);
+    }
+    ibmsg_t_cvar_handle_t h;
+    int count = 0, v = -1;
+    ASSERT_EQ(ibmsg_t_cvar_handle_alloc(index, nullptr, &h, &count), IBMSG_OK);
+    ASSERT_EQ(ibmsg_t_cvar_read(h, &v), IBMSG_OK);
+    EXPECT_EQ(v, getenv("IBMSG_CORE_WAIT_MODE") == nullptr ? CORE_WAIT_SPIN : v) << "spin: default";
+    EXPECT_EQ(ibmsg_t_cvar_handle_free(&h), IBMSG_OK);
+    ASSERT_EQ(ibmsg_t_cvar_get_index("core_wait_spin_us", &index), IBMSG_OK);
+
+    ibmsg_info_t info;
+    core_config_t cfg;
+    ASSERT_EQ(ibmsg_info_create(&info), IBMSG_OK);
+    const struct {
+        const char *s;
+        int64_t want;
+    } ok[] = {{"sleep", CORE_WAIT_SLEEP}, {"adaptive", CORE_WAIT_ADAPTIVE}, {"0", CORE_WAIT_SPIN}};
+    for (const auto &c : ok) {
+        ASSERT_EQ(ibmsg_info_set_string(info, "core_wait_mode", c.s), IBMSG_OK);
+        ASSERT_EQ(core_config_acquire(info, &cfg), IBMSG_OK) << c.s;
+        core_config_release();
+        EXPECT_EQ(cfg.wait_mode, c.want) << c.s;
+    }
+    ASSERT_EQ(ibmsg_info_set_int(info, "core_wait_mode", 2), IBMSG_OK);
+    ASSERT_EQ(ibmsg_info_set_int(info, "core_wait_spin_us", 7), IBMSG_OK);
+    ASSERT_EQ(core_config_acquire(info, &cfg), IBMSG_OK);
+    core_config_release();
+    EXPECT_EQ(cfg.wait_mode, CORE_WAIT_ADAPTIVE);
+    EXPECT_EQ(cfg.wait_spin_us, 7);
+    {
+        LogCapture log;
+        ASSERT_EQ(ibmsg_info_set_string(info, "core_wait_mode", "nap"), IBMSG_OK);
+        EXPECT_EQ(core_config_acquire(info, &cfg), IBMSG_ERR_WRONG_TYPE);
+        ASSERT_EQ(ibmsg_info_set_int(info, "core_wait_mode", 3), IBMSG_OK);
+        EXPECT_EQ(core_config_acquire(info, &cfg), IBMSG_ERR_OUT_OF_RANGE);
+    }
+    ibmsg_info_free(&info);
+    EXPECT_EQ(ibmsg_t_finalize(), IBMSG_OK);
 }

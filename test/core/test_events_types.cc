@@ -152,9 +152,10 @@ TEST_F(CoreEventTypes, RegisteredAsDocumented)
                                      &en, nullptr, nullptr, nullptr, nullptr),
               IBMSG_T_SUCCESS);
     ASSERT_EQ(ibmsg_t_enum_get_info(en, &n, nullptr, nullptr), IBMSG_T_SUCCESS);
-    EXPECT_EQ(n, IBMSG_T_EP_FAIL_FLUSHED + 1);
-    const char *const causes[] = {"local",   "retry_exceeded", "keepalive", "completion_error",
-                                  "goodbye", "launcher",       "connect",   "flushed"};
+    EXPECT_EQ(n, IBMSG_T_EP_FAIL_PORT_DOWN + 1);
+    const char *const causes[] = {"local",    "retry_exceeded", "keepalive", "completion_error",
+                                  "goodbye",  "launcher",       "connect",   "flushed",
+                                  "qp_fatal", "port_down"};
     for (int i = 0; i < n; i++) {
         int value = -1;
         char name[32];

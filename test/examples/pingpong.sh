@@ -2,8 +2,9 @@
 # Usage: pingpong.sh build|run BUILD_DIR EXAMPLES_DIR WORK_DIR
 #   build: install BUILD_DIR into WORK_DIR/prefix, build examples/pingpong through the CMake
 #          package (WORK_DIR/cmake/pingpong) and through pkg-config (WORK_DIR/pingpong-pc)
-#   run:   run each as server and client (data verified by the program), and examples/first
-#          (README.md's first program, output compared); builds when needed
+#   run:   run each as server and client (data verified by the program), examples/first
+#          (README.md's first program, output compared) and examples/event_loop (lines each way
+#          through one epoll of ibmsg's fd and stdin, output compared); builds when needed
 set -euo pipefail
 mode=$1 build=$2 src=$3 work=$4
 
@@ -36,8 +37,8 @@ run)
         echo "no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma"
         exit 77
     fi
-    [ -x "$work/cmake/pingpong" ] && [ -x "$work/cmake/first" ] && [ -x "$work/pingpong-pc" ] ||
-        do_build
+    [ -x "$work/cmake/pingpong" ] && [ -x "$work/cmake/first" ] && [ -x "$work/pingpong-pc" ] &&
+        [ -x "$work/cmake/event_loop" ] || do_build
     port=$((20000 + RANDOM % 20000))
     run_pair "$work/cmake/pingpong" "$port"
     run_pair "$work/pingpong-pc" "$((port + 1))"
@@ -49,6 +50,14 @@ run)
     wait "$server"
     printf 'server got "ping"\ncore_eager_msgs_sent: 1\n' | diff - "$work/first-server.out"
     printf 'client got "pong"\ncore_eager_msgs_sent: 1\n' | diff - "$work/first-client.out"
+    # examples/event_loop: ibmsg and stdin in one epoll; lines each way, then goodbyes.
+    loop=$work/cmake/event_loop
+    printf 'hello\nworld\n' | "$loop" "$((port + 3))" >"$work/loop-server.out" &
+    server=$!
+    (sleep 1; printf 'ping\n') | "$loop" "$((port + 3))" 127.0.0.1 >"$work/loop-client.out"
+    wait "$server"
+    printf 'got: ping\n' | diff - "$work/loop-server.out"
+    printf 'got: hello\ngot: world\n' | diff - "$work/loop-client.out"
     echo "example_pingpong: ok"
     ;;
 *) echo "usage: $0 build|run BUILD_DIR EXAMPLES_DIR WORK_DIR" >&2; exit 2 ;;

@@ -414,7 +414,7 @@ static void check_events(void)
                                   NULL));
     nl = sizeof(name);
     CHECK_RC(MPI_T_enum_get_info(en, &enum_items, name, &nl));
-    CHECK(strcmp(name, "core_ep_fail_causes") == 0 && enum_items == 8, "enum %s of %d", name,
+    CHECK(strcmp(name, "core_ep_fail_causes") == 0 && enum_items == 10, "enum %s of %d", name,
           enum_items);
 
     /* The category ibmsg_connection holds both connection events, in the view's indices. */

@@ -1,0 +1,106 @@
+/*
+ * The device's asynchronous events, read without blocking: by progress when the SRQ runs low and
+ * at the keepalive tick, and by every wakeup of a sleep on the context's fd (core/wait.c), whose
+ * epoll set holds the event fd. Each is counted and logged, and the endpoints it concerns fail at
+ * once with the device's cause (core_ep_failed says which).
+ */
+#include "core/core.h"
+#include "util/log.h"
+#include "verbs/async.h"
+
+/* Fail ep now, with cause (IBMSG_T_EP_FAIL_*) for the core_ep_failed event. */
+static void async_fail(ibmsg_ep_t ep, int cause)
+{
+    ep->ev.fail_cause = (uint8_t)cause;
+    core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
+}
+
+/*
+ * Work posted and not known complete, queued, or a rendezvous under way either side: the port's
+ * loss costs this endpoint data. Out of line: once per endpoint per port event.
+ */
+static int async_ep_busy(ibmsg_ep_t ep)
+{
+    if (ep->sq_head != ep->sq_tail || core_mq_list_first(&ep->pending) != NULL ||
+        ep->rndv.rx_active != 0 || ep->rndv.reads_out != 0) {
+        return 1;
+    }
+    for (uint32_t i = 0; ep->rndv.tx != NULL && i < CORE_RNDV_MAX; i++) {
+        if (ep->rndv.tx[i] != NULL) {
+            return 1; /* a send waits for its FIN */
+        }
+    }
+    return 0;
+}
+
+/*
+ * The port went down. Its reliable connections cannot deliver until it is back, and the
+ * transport would give up on their work only after its retries: an endpoint with traffic in
+ * flight fails now with that cause. An idle one is left: the port may return before it sends
+ * (its keepalive probe finds out otherwise).
+ */
+static void async_port_down(ibmsg_context_t ctx)
+{
+    uint32_t failed = 0;
+
+    core_cnt_inc(ctx->cnt, CNT_CORE_PORT_DOWN_EVENTS);
+    for (ibmsg_ep_t ep = ctx->eps; ep != NULL; ep = ep->next) {
+        if (ep->state == CORE_EP_CONNECTED && async_ep_busy(ep)) {
+            async_fail(ep, IBMSG_T_EP_FAIL_PORT_DOWN);
+            failed++;
+        }
+    }
+    util_error("%s port %u: down; %u endpoint(s) with traffic in flight fail",
+               verbs_dev_info(ctx->dev)->name, (unsigned)verbs_dev_info(ctx->dev)->port, failed);
+}
+
+int core_async_poll(ibmsg_context_t ctx)
+{
+    verbs_async_event_t ev;
+    ibmsg_ep_t ep;
+    int count = 0;
+
+    while (verbs_dev_poll_async(ctx->dev, &ev) == 1) {
+        count++;
+        core_cnt_inc(ctx->cnt, CNT_CORE_ASYNC_EVENTS);
+        switch (ev.type) {
+        case VERBS_ASYNC_SRQ_LIMIT:
+            if (ctx->srq != NULL) {
+                core_srq_limit_reached(ctx);
+            }
+            break;
+        case VERBS_ASYNC_QP_FATAL:
+            ep = core_qpt_find(&ctx->qpt, ev.qpn);
+            if (ep != NULL && ep->state == CORE_EP_CONNECTED) {
+                util_error("qp 0x%x: %s; the endpoint fails", ev.qpn, verbs_async_string(&ev));
+                async_fail(ep, IBMSG_T_EP_FAIL_QP_FATAL);
+            }
+            break;
+        case VERBS_ASYNC_PORT_DOWN:
+            if (ev.port == verbs_dev_info(ctx->dev)->port) {
+                async_port_down(ctx);
+            }
+            break;
+        case VERBS_ASYNC_PORT_UP:
+            if (ev.port == verbs_dev_info(ctx->dev)->port) {
+                util_warn("%s port %d: active again", verbs_dev_info(ctx->dev)->name, ev.port);
+            }
+            break;
+        case VERBS_ASYNC_SRQ_ERR:
+        case VERBS_ASYNC_CQ_ERR:
+        case VERBS_ASYNC_DEVICE_FATAL:
+            util_error("context: %s; every endpoint fails", verbs_async_string(&ev));
+            for (ep = ctx->eps; ep != NULL; ep = ep->next) {
+                if (ep->state == CORE_EP_CONNECTED) {
+                    ep->ev.fail_cause = IBMSG_T_EP_FAIL_QP_FATAL;
+                }
+                core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
+            }
+            break;
+        default:
+            util_debug("context: async event %s", verbs_async_string(&ev));
+            break;
+        }
+    }
+    return count;
+}
