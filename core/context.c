@@ -99,6 +99,7 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
                   (long long)ctx->cfg.credits);
     }
     core_mq_init(&ctx->mq, ctx->cnt);
+    core_mq_list_init(&ctx->mprobed);
     core_keepalive_init(ctx);
     *ctx_p = ctx;
     return IBMSG_OK;
@@ -131,6 +132,7 @@ int ibmsg_context_destroy(ibmsg_context_t ctx)
     }
     core_srq_cleanup(ctx);     /* its QPs are gone; before the pool's memory goes */
     core_rma_ctx_cleanup(ctx); /* before the protection domain goes */
+    core_probe_ctx_cleanup(ctx);
     core_req_free_all(ctx);
     verbs_rcache_destroy(ctx->rcache);
     verbs_pool_destroy(ctx->spool);

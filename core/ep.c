@@ -336,6 +336,7 @@ int ibmsg_ep_destroy(ibmsg_ep_t ep)
     core_ep_fail(ep, IBMSG_ERR_CANCELED);
     ep->state = CORE_EP_CLOSING;
     ep_drop_unexpected(ep);
+    core_probe_ep_gone(ep); /* messages mprobed from it: their receives will be CANCELED */
 
     /* Flush the queue pair and take its completions, so none can name ep after it is freed:
        unsignalled sends flush with a completion too (those already done have none), and a
