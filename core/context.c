@@ -144,6 +144,7 @@ int ibmsg_context_destroy(ibmsg_context_t ctx)
         ctx->zombies = ep->next;
         cnt_block_destroy(ep->cnt);
         core_rndv_ep_cleanup(ep);
+        core_rma_ep_cleanup(ep);
         free(ep->repost);
         free(ep->sring);
         free(ep);

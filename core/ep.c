@@ -406,6 +406,7 @@ int ibmsg_ep_destroy(ibmsg_ep_t ep)
     }
     cnt_block_destroy(ep->cnt); /* its counts stay in the context's */
     core_rndv_ep_cleanup(ep);
+    core_rma_ep_cleanup(ep);
     free(ep->repost);
     free(ep->sring);
     free(ep);

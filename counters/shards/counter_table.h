@@ -153,6 +153,10 @@
       "Bytes of the gets issued")                                                                 \
     X(CORE_RMA_INLINE_PUTS, "core_rma_inline_puts", COUNTER, ENDPOINT, TUNER_BASIC, "rma",         \
       "Puts whose data went inline in the work request")                                          \
+    X(CORE_RMA_FETCH_ADDS, "core_rma_fetch_adds", COUNTER, ENDPOINT, USER_BASIC, "rma",           \
+      "64-bit remote fetch-and-add operations issued (ibmsg_atomic_fetch_add64)")                 \
+    X(CORE_RMA_CSWAPS, "core_rma_cswaps", COUNTER, ENDPOINT, USER_BASIC, "rma",                   \
+      "64-bit remote compare-and-swap operations issued (ibmsg_atomic_cswap64)")                  \
     X(CORE_RMA_FLUSHES, "core_rma_flushes", COUNTER, ENDPOINT, USER_BASIC, "rma",                  \
       "Endpoint flushes started")                                                                 \
     X(CORE_RMA_REFUSED_OOB, "core_rma_refused_out_of_bounds", COUNTER, ENDPOINT, USER_BASIC,       \
