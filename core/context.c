@@ -104,6 +104,7 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
                   (long long)ctx->cfg.credits);
     }
     core_mq_init(&ctx->mq, ctx->cnt);
+    core_mq_list_init(&ctx->mprobed);
     core_keepalive_init(ctx);
     *ctx_p = ctx;
     return IBMSG_OK;
@@ -137,6 +138,7 @@ int ibmsg_context_destroy(ibmsg_context_t ctx)
     }
     core_srq_cleanup(ctx);     /* its QPs are gone; before the pool's memory goes */
     core_rma_ctx_cleanup(ctx); /* before the protection domain goes */
+    core_probe_ctx_cleanup(ctx);
     core_req_free_all(ctx);
     verbs_rcache_destroy(ctx->rcache);
     verbs_pool_destroy(ctx->spool);
@@ -148,6 +150,7 @@ int ibmsg_context_destroy(ibmsg_context_t ctx)
         ctx->zombies = ep->next;
         cnt_block_destroy(ep->cnt);
         core_rndv_ep_cleanup(ep);
+        core_rma_ep_cleanup(ep);
         free(ep->repost);
         free(ep->sring);
         free(ep);

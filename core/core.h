@@ -65,6 +65,7 @@ typedef enum core_req_type {
     CORE_REQ_SEND = 1,
     CORE_REQ_RECV,
     CORE_REQ_RMA, /* put, get or flush (rma.c) */
+    CORE_REQ_MSG, /* a message taken out of matching by ibmsg_tag_mprobe (probe.c) */
 } core_req_type_t;
 
 struct ibmsg_request_s {
@@ -77,6 +78,7 @@ struct ibmsg_request_s {
     uint8_t state;
     ibmsg_tag_status_t status;
     struct ibmsg_request_s *free_next;
+    core_rdesc_t *desc; /* CORE_REQ_MSG: the message's buffer (NULL once its endpoint is gone) */
     core_rndv_req_t rndv;
     core_rma_req_t rma;
 };
@@ -195,6 +197,7 @@ struct ibmsg_context_s {
     verbs_pool_t *rpool;
     verbs_pool_t *spool;
     core_mq_t mq;
+    core_mq_list_t mprobed; /* messages taken by ibmsg_tag_mprobe, not yet received (probe.c) */
     struct ibmsg_request_s *req_free;
     core_req_chunk_t *req_chunks;
     struct ibmsg_ep_s *eps;
@@ -257,6 +260,20 @@ static inline void core_req_complete(struct ibmsg_request_s *req, int error)
     req->status.error = error;
     req->state = CORE_REQ_COMPLETE;
 }
+
+/* tag.c */
+/**
+ * Receive req (type RECV, buf and len set) takes the unexpected message d (out of matching):
+ * copied, or pulled when a rendezvous; d goes back to its pool.
+ */
+void core_tag_take_unexpected(struct ibmsg_context_s *ctx, struct ibmsg_request_s *req,
+                              core_rdesc_t *d);
+
+/* probe.c */
+/** ep is being destroyed: the messages mprobed from it give up their buffers (CANCELED). */
+void core_probe_ep_gone(struct ibmsg_ep_s *ep);
+/** The context ends (its endpoints gone): messages never received leave the level. */
+void core_probe_ctx_cleanup(struct ibmsg_context_s *ctx);
 
 /* progress.c */
 int core_progress(struct ibmsg_context_s *ctx, int *events);

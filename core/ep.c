@@ -336,6 +336,7 @@ int ibmsg_ep_destroy(ibmsg_ep_t ep)
     core_ep_fail(ep, IBMSG_ERR_CANCELED);
     ep->state = CORE_EP_CLOSING;
     ep_drop_unexpected(ep);
+    core_probe_ep_gone(ep); /* messages mprobed from it: their receives will be CANCELED */
 
     /* Flush the queue pair and take its completions, so none can name ep after it is freed:
        unsignalled sends flush with a completion too (those already done have none), and a
@@ -405,6 +406,7 @@ int ibmsg_ep_destroy(ibmsg_ep_t ep)
     }
     cnt_block_destroy(ep->cnt); /* its counts stay in the context's */
     core_rndv_ep_cleanup(ep);
+    core_rma_ep_cleanup(ep);
     free(ep->repost);
     free(ep->sring);
     free(ep);

@@ -70,21 +70,30 @@ void core_mq_push_unexpected(core_mq_t *mq, core_mq_entry_t *e)
     core_level_add(mq->cnt, CNT_CORE_UNEXPECTED_RECVQ, 1);
 }
 
-core_mq_entry_t *core_mq_match_posted(core_mq_t *mq, const void *ep, uint64_t tag, uint64_t mask)
+core_mq_entry_t *core_mq_peek_posted(core_mq_t *mq, const void *ep, uint64_t tag, uint64_t mask)
 {
     uint64_t attempts = 0;
 
     for (core_mq_entry_t *e = mq->unexpected.head.next; e != &mq->unexpected.head; e = e->next) {
         attempts++;
         if ((ep == NULL || e->ep == ep) && tag_matches(e->tag, tag, mask)) {
-            core_mq_list_remove(e);
             core_cnt_add(mq->cnt, CNT_CORE_MATCH_ATTEMPTS, attempts);
-            core_level_add(mq->cnt, CNT_CORE_UNEXPECTED_RECVQ, -1);
             return e;
         }
     }
     core_cnt_add(mq->cnt, CNT_CORE_MATCH_ATTEMPTS, attempts);
     return NULL;
+}
+
+core_mq_entry_t *core_mq_match_posted(core_mq_t *mq, const void *ep, uint64_t tag, uint64_t mask)
+{
+    core_mq_entry_t *e = core_mq_peek_posted(mq, ep, tag, mask);
+
+    if (e != NULL) {
+        core_mq_list_remove(e);
+        core_level_add(mq->cnt, CNT_CORE_UNEXPECTED_RECVQ, -1);
+    }
+    return e;
 }
 
 void core_mq_push_posted(core_mq_t *mq, core_mq_entry_t *e)

@@ -55,6 +55,9 @@ void core_mq_push_unexpected(core_mq_t *mq, core_mq_entry_t *e);
 /** A new receive (ep or NULL, tag, mask): the first unexpected message it matches, dequeued. */
 core_mq_entry_t *core_mq_match_posted(core_mq_t *mq, const void *ep, uint64_t tag, uint64_t mask);
 
+/** As core_mq_match_posted, but the message stays queued (a probe). */
+core_mq_entry_t *core_mq_peek_posted(core_mq_t *mq, const void *ep, uint64_t tag, uint64_t mask);
+
 /** Queue a receive that found nothing (e->ep, tag, mask set by the caller). */
 void core_mq_push_posted(core_mq_t *mq, core_mq_entry_t *e);
 

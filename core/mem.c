@@ -77,8 +77,16 @@ int ibmsg_mem_map(ibmsg_context_t ctx, void *addr, size_t len, unsigned flags, i
     int status;
 
     if (ctx == NULL || addr == NULL || len == 0 || mem_p == NULL ||
-        (flags & ~(IBMSG_MEM_REMOTE_READ | IBMSG_MEM_REMOTE_WRITE)) != 0) {
+        (flags & ~(IBMSG_MEM_REMOTE_READ | IBMSG_MEM_REMOTE_WRITE | IBMSG_MEM_REMOTE_ATOMIC)) !=
+            0) {
         return IBMSG_ERR_INVALID;
+    }
+    if ((flags & IBMSG_MEM_REMOTE_ATOMIC) &&
+        verbs_dev_info(ctx->dev)->atomic_cap == VERBS_ATOMIC_NONE) {
+        util_error("%s: the device has no remote atomics (atomic_cap NONE): memory cannot be "
+                   "mapped for them",
+                   verbs_dev_info(ctx->dev)->name);
+        return IBMSG_ERR_NOT_SUPPORTED;
     }
     s = slot_alloc(ctx);
     if (s == NULL) {
@@ -86,6 +94,7 @@ int ibmsg_mem_map(ibmsg_context_t ctx, void *addr, size_t len, unsigned flags, i
     }
     access |= (flags & IBMSG_MEM_REMOTE_READ) ? VERBS_MEM_REMOTE_READ : 0;
     access |= (flags & IBMSG_MEM_REMOTE_WRITE) ? VERBS_MEM_REMOTE_WRITE : 0;
+    access |= (flags & IBMSG_MEM_REMOTE_ATOMIC) ? VERBS_MEM_REMOTE_ATOMIC : 0;
     status = verbs_mem_reg(ctx->dev, addr, len, access, &s->mem.vm);
     if (status != IBMSG_OK) {
         slot_free(ctx, s);

@@ -7,7 +7,8 @@
 
 UTIL_STATIC_ASSERT(IBMSG_RKEY_BLOB_SIZE == 24, "the rkey blob layout is 24 bytes");
 
-#define CORE_RKEY_ACCESS_ALL (IBMSG_MEM_REMOTE_READ | IBMSG_MEM_REMOTE_WRITE)
+#define CORE_RKEY_ACCESS_ALL \
+    (IBMSG_MEM_REMOTE_READ | IBMSG_MEM_REMOTE_WRITE | IBMSG_MEM_REMOTE_ATOMIC)
 
 static void put_be(uint8_t *p, uint64_t v, int n)
 {

@@ -3,7 +3,8 @@
  * Pure functions (no device, no context), so the unit tests and the fuzz harness run anywhere.
  *
  * Layout, IBMSG_RKEY_BLOB_SIZE (24) bytes, big-endian:
- *   0 version (CORE_RKEY_VERSION)   1 access (IBMSG_MEM_REMOTE_READ | _WRITE, other bits 0)
+ *   0 version (CORE_RKEY_VERSION)   1 access (IBMSG_MEM_REMOTE_READ | _WRITE | _ATOMIC, other
+ *                                     bits 0; a peer before atomics rejects _ATOMIC cleanly)
  *   2..3 blob size                  4..7 device rkey
  *   8..15 base address              16..23 length
  * The range [base, base + length) must be non-empty and must not wrap around 2^64.

@@ -10,6 +10,7 @@
  * must be signalled; implicit operations follow the selective-signalling interval like messages
  * and are completed by a flush, whose zero-length signalled WRITE (the marker) goes behind them.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/core.h"
@@ -32,8 +33,20 @@ void core_rma_ep_init(ibmsg_ep_t ep)
     ep->rma.max_rd_atomic = UTIL_MAX(1u, caps.max_rd_atomic);
 }
 
+void core_rma_ep_cleanup(ibmsg_ep_t ep)
+{
+    if (ep->rma.cells != NULL) {
+        verbs_mem_dereg(&ep->rma.cells_mem);
+        free(ep->rma.cells);
+        ep->rma.cells = NULL;
+    }
+}
+
 void core_rma_complete(ibmsg_ep_t ep, struct ibmsg_request_s *req, int error)
 {
+    if (req->rma.op >= CORE_RMA_FETCH_ADD && error == IBMSG_OK) {
+        memcpy(req->buf, &ep->rma.cells[req->rma.cell], sizeof(uint64_t)); /* the old word */
+    }
     if (req->rma.lmem != NULL) {
         req->rma.lmem->inflight--;
     }
@@ -86,11 +99,56 @@ static UTIL_COLD int rma_post_failed(ibmsg_ep_t ep, core_sslot_t *slot, unsigned
     return IBMSG_ERR_PEER_FAILED;
 }
 
+/* Post an atomic: its result goes to the cell of its send-queue slot, which is its own until
+   the slot retires with the operation's completion (core_rma_complete copies it out). Returns
+   as rma_post. */
+static int rma_post_atomic(ibmsg_ep_t ep, struct ibmsg_request_s *req)
+{
+    core_rma_req_t *r = &req->rma;
+    uint32_t cell = (uint32_t)(ep->sq_head & ep->sq_mask);
+    verbs_sge_t sge = {(uintptr_t)&ep->rma.cells[cell], sizeof(uint64_t), ep->rma.cells_mem.lkey};
+    unsigned flags = 0;
+    core_sslot_t *slot;
+    int status;
+
+    if (util_unlikely(!core_sq_room(ep, 1))) {
+        return 0;
+    }
+    slot = core_sslot_take(ep);
+    slot->req = req;
+    if (!r->implicit || ep->sq_head + 1 - ep->sq_last_signal >= ep->signal_interval) {
+        flags |= VERBS_SEND_SIGNALED;
+        ep->sq_last_signal = ep->sq_head + 1;
+        core_signal_posted(ep);
+        slot->signaled = 1;
+    }
+    r->cell = cell;
+    status = verbs_qp_post_atomic(
+        ep->qp, r->op == CORE_RMA_CSWAP ? VERBS_ATOMIC_CMP_SWAP : VERBS_ATOMIC_FETCH_ADD, &sge,
+        r->raddr, r->rkey, r->operand, r->swap, flags, (uintptr_t)slot);
+    core_cnt_posted_now(ep);
+    if (util_unlikely(status != IBMSG_OK)) {
+        if (verbs_post_refused(status)) {
+            return rma_post_refused(ep, req, slot, flags, status);
+        }
+        return rma_post_failed(ep, slot, flags);
+    }
+    core_sq_push(ep);
+    ep->rma.read_end = ep->sq_head; /* like a READ: a put or send behind it is fenced */
+    r->posted = sizeof(uint64_t);
+    req->state = CORE_REQ_ACTIVE;
+    return 1;
+}
+
 /* Post what room allows of req; 1 when it is fully posted, 0 when the queue is full, 2 when
    the device refused it (completed, out of the queue), < 0 when the endpoint failed. */
 static int rma_post(ibmsg_ep_t ep, struct ibmsg_request_s *req)
 {
     core_rma_req_t *r = &req->rma;
+
+    if (r->op >= CORE_RMA_FETCH_ADD) {
+        return rma_post_atomic(ep, req);
+    }
 
     do {
         core_sslot_t *slot;
@@ -273,6 +331,117 @@ static int rma_issue(ibmsg_ep_t ep, uint8_t op, void *buf, size_t len, ibmsg_mem
         core_rma_service(ep); /* nothing queued before it: post now */
     }
     return IBMSG_OK;
+}
+
+static UTIL_COLD int atomic_refuse(ibmsg_ep_t ep, ibmsg_rkey_t rkey, uint64_t raddr)
+{
+    if ((raddr & 7) == 0) {
+        return rma_refuse_bounds(ep, rkey, raddr, sizeof(uint64_t));
+    }
+    core_cnt_inc(ep->cnt, CNT_CORE_RMA_REFUSED_OOB);
+    util_error("qp 0x%x: refused an atomic at 0x%llx: not 8-byte aligned", ep->qpn,
+               (unsigned long long)raddr);
+    return IBMSG_ERR_OUT_OF_BOUNDS;
+}
+
+/* The endpoint's result cells, registered at its first atomic (a system call, once). */
+static UTIL_COLD int atomic_cells(ibmsg_ep_t ep)
+{
+    size_t size = ((size_t)ep->sq_depth * sizeof(uint64_t) + 63) & ~(size_t)63;
+    uint64_t *cells = aligned_alloc(64, size);
+    int status;
+
+    if (cells == NULL) {
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    memset(cells, 0, size);
+    status = verbs_mem_reg(ep->ctx->dev, cells, size, 0, &ep->rma.cells_mem);
+    if (status != IBMSG_OK) {
+        free(cells);
+        return status == IBMSG_ERR_NO_RESOURCE ? IBMSG_ERR_NO_MEMORY : status;
+    }
+    ep->rma.cells = cells;
+    return IBMSG_OK;
+}
+
+static int atomic_issue(ibmsg_ep_t ep, uint8_t op, uint64_t operand, uint64_t swap,
+                        uint64_t *result, uint64_t raddr, ibmsg_rkey_t rkey, ibmsg_request_t *req_p)
+{
+    struct ibmsg_request_s *req;
+    int status;
+
+    if (util_unlikely(ep == NULL || rkey == NULL || result == NULL)) {
+        return IBMSG_ERR_INVALID;
+    }
+    if (util_unlikely(rkey->state != CORE_RMA_SLOT_RKEY || rkey->ep != ep)) {
+        util_error("qp 0x%x: remote key %s", ep->qpn,
+                   rkey->state != CORE_RMA_SLOT_RKEY ? "destroyed" : "of another endpoint");
+        return IBMSG_ERR_INVALID;
+    }
+    status = rma_ep_usable(ep);
+    if (util_unlikely(status != IBMSG_OK)) {
+        return status;
+    }
+    if (util_unlikely(verbs_dev_info(ep->ctx->dev)->atomic_cap == VERBS_ATOMIC_NONE)) {
+        util_error("qp 0x%x: %s has no remote atomics (atomic_cap NONE)", ep->qpn,
+                   verbs_dev_info(ep->ctx->dev)->name);
+        return IBMSG_ERR_NOT_SUPPORTED;
+    }
+    if (util_unlikely(!(rkey->access & IBMSG_MEM_REMOTE_ATOMIC))) {
+        util_error("qp 0x%x: the remote key grants no remote atomics", ep->qpn);
+        return IBMSG_ERR_ACCESS;
+    }
+    if (util_unlikely((raddr & 7) != 0 ||
+                      !core_rkey_in_bounds(rkey->base, rkey->length, raddr, sizeof(uint64_t)))) {
+        return atomic_refuse(ep, rkey, raddr);
+    }
+    if (util_unlikely(ep->rma.cells == NULL)) {
+        status = atomic_cells(ep);
+        if (status != IBMSG_OK) {
+            return status;
+        }
+    }
+    req = core_req_alloc(ep->ctx);
+    if (util_unlikely(req == NULL)) {
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    req->type = CORE_REQ_RMA;
+    req->ep = ep;
+    req->buf = result;
+    req->len = sizeof(uint64_t);
+    req->status.source = ep;
+    req->status.length = sizeof(uint64_t);
+    req->rma.op = op;
+    req->rma.raddr = raddr;
+    req->rma.rkey = rkey->rkey;
+    req->rma.operand = operand;
+    req->rma.swap = swap;
+    req->rma.implicit = req_p == NULL;
+    core_cnt_inc(ep->cnt, op == CORE_RMA_CSWAP ? CNT_CORE_RMA_CSWAPS : CNT_CORE_RMA_FETCH_ADDS);
+    ep->rma.outstanding++;
+    ep->rma.last_raddr = raddr;
+    ep->rma.last_rkey = rkey->rkey;
+    req->state = CORE_REQ_POSTED;
+    if (req_p != NULL) {
+        *req_p = req; /* before posting: a failing post completes it, and the caller frees it */
+    }
+    core_mq_list_push(&ep->rma.pending, &req->mq);
+    if (ep->rma.pending.head.next == &req->mq) {
+        core_rma_service(ep); /* nothing queued before it: post now */
+    }
+    return IBMSG_OK;
+}
+
+int ibmsg_atomic_fetch_add64(ibmsg_ep_t ep, uint64_t add, uint64_t *result, uint64_t remote_addr,
+                             ibmsg_rkey_t rkey, ibmsg_request_t *req)
+{
+    return atomic_issue(ep, CORE_RMA_FETCH_ADD, add, 0, result, remote_addr, rkey, req);
+}
+
+int ibmsg_atomic_cswap64(ibmsg_ep_t ep, uint64_t compare, uint64_t swap, uint64_t *result,
+                         uint64_t remote_addr, ibmsg_rkey_t rkey, ibmsg_request_t *req)
+{
+    return atomic_issue(ep, CORE_RMA_CSWAP, compare, swap, result, remote_addr, rkey, req);
 }
 
 int ibmsg_put(ibmsg_ep_t ep, const void *buf, size_t len, ibmsg_mem_t lmem, uint64_t remote_addr,

@@ -76,6 +76,10 @@ typedef struct core_rma_ep {
     /* Send-queue position just past the newest get's READ while no WRITE or SEND has been
        fenced behind it (0: none): see core_ep_fence. */
     uint64_t read_end;
+    /* Where the device writes atomics' results: one 8-byte cell per send-queue slot (an atomic
+       owns its slot's cell until it completes), registered at the endpoint's first atomic. */
+    uint64_t *cells;
+    verbs_mem_t cells_mem;
     uint32_t inline_max;   /* puts of up to this many bytes go inline */
     uint32_t max_fragment; /* largest work request */
     uint32_t max_rd_atomic;
@@ -86,6 +90,8 @@ enum {
     CORE_RMA_PUT = 1,
     CORE_RMA_GET = 2,
     CORE_RMA_MARKER = 3, /* a flush's zero-length signalled WRITE */
+    CORE_RMA_FETCH_ADD = 4,
+    CORE_RMA_CSWAP = 5,
 };
 
 /* A request's one-sided state (its buf and len are the local buffer). */
@@ -94,7 +100,10 @@ typedef struct core_rma_req {
     uint64_t posted; /* bytes posted so far */
     uint32_t rkey;
     uint32_t lkey;
-    struct ibmsg_mem_s *lmem; /* NULL for inline puts and markers */
+    struct ibmsg_mem_s *lmem; /* NULL for inline puts, markers and atomics */
+    uint64_t operand;         /* atomics: the addend, or the value compared */
+    uint64_t swap;            /* compare-and-swap: the value stored */
+    uint32_t cell;            /* atomics: the send-queue slot whose result cell it uses */
     uint8_t op;
     uint8_t implicit; /* no user handle: released on completion */
     uint8_t is_inline;
@@ -109,6 +118,8 @@ void core_rma_service(struct ibmsg_ep_s *ep);
 void core_rma_complete(struct ibmsg_ep_s *ep, struct ibmsg_request_s *req, int error);
 /** The endpoint failed or closes: queued operations complete with error. */
 void core_rma_ep_fail(struct ibmsg_ep_s *ep, int error);
+/** Free the endpoint's one-sided resources (its atomic result cells). */
+void core_rma_ep_cleanup(struct ibmsg_ep_s *ep);
 
 /* mem.c */
 /** Deregister every live mapping and free the slots (context destruction). */

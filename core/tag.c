@@ -67,6 +67,35 @@ int ibmsg_tag_isend(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag,
     return IBMSG_OK;
 }
 
+void core_tag_take_unexpected(ibmsg_context_t ctx, struct ibmsg_request_s *req, core_rdesc_t *d)
+{
+    size_t len = req->len;
+    size_t n = d->length <= len ? d->length : len;
+
+    if (util_unlikely(d->type == CORE_WIRE_RTS)) {
+        /* A rendezvous arrived first: pull it now; the request completes with the data. */
+        req->state = CORE_REQ_POSTED;
+        core_rndv_pull(d->ep, req, (const core_wire_hdr_t *)d->buf.data);
+        verbs_pool_put(ctx->rpool, &d->buf);
+        core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
+        return;
+    }
+    if (n > 0) {
+        memcpy(req->buf, (const char *)d->buf.data + d->offset, n);
+    }
+    req->status.source = d->ep;
+    req->status.tag = d->mq.tag;
+    req->status.length = d->length;
+    if (d->length > len) {
+        core_cnt_inc(d->ep->cnt, CNT_CORE_TRUNCATED_MSGS);
+        core_req_complete(req, IBMSG_ERR_TRUNCATED);
+    } else {
+        core_req_complete(req, IBMSG_OK);
+    }
+    verbs_pool_put(ctx->rpool, &d->buf);
+    core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
+}
+
 int ibmsg_tag_irecv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, size_t len, uint64_t tag,
                     uint64_t mask, ibmsg_request_t *req_p)
 {
@@ -87,31 +116,7 @@ int ibmsg_tag_irecv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, size_t len, u
     req->len = len;
     e = core_mq_match_posted(&ctx->mq, ep, tag, mask);
     if (e != NULL) {
-        core_rdesc_t *d = util_container_of(e, core_rdesc_t, mq);
-        size_t n = d->length <= len ? d->length : len;
-        if (util_unlikely(d->type == CORE_WIRE_RTS)) {
-            /* A rendezvous arrived first: pull it now; the request completes with the data. */
-            req->state = CORE_REQ_POSTED;
-            core_rndv_pull(d->ep, req, (const core_wire_hdr_t *)d->buf.data);
-            verbs_pool_put(ctx->rpool, &d->buf);
-            core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
-            *req_p = req;
-            return IBMSG_OK;
-        }
-        if (n > 0) {
-            memcpy(buf, (const char *)d->buf.data + d->offset, n);
-        }
-        req->status.source = d->ep;
-        req->status.tag = d->mq.tag;
-        req->status.length = d->length;
-        if (d->length > len) {
-            core_cnt_inc(d->ep->cnt, CNT_CORE_TRUNCATED_MSGS);
-            core_req_complete(req, IBMSG_ERR_TRUNCATED);
-        } else {
-            core_req_complete(req, IBMSG_OK);
-        }
-        verbs_pool_put(ctx->rpool, &d->buf);
-        core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
+        core_tag_take_unexpected(ctx, req, util_container_of(e, core_rdesc_t, mq));
         *req_p = req;
         return IBMSG_OK;
     }

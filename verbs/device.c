@@ -135,6 +135,9 @@ static int port_setup(struct ibv_context *ctx, const struct ibv_port_attr *pa, u
     info->max_init_rd_atom = (uint32_t)UTIL_MIN(da.max_qp_init_rd_atom, 255);
     info->vendor_id = da.vendor_id;
     info->mw_type2 = (da.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B) != 0 && da.max_mw > 0;
+    info->atomic_cap = da.atomic_cap == IBV_ATOMIC_GLOB  ? VERBS_ATOMIC_GLOB
+                       : da.atomic_cap == IBV_ATOMIC_HCA ? VERBS_ATOMIC_HCA
+                                                         : VERBS_ATOMIC_NONE;
 
     if (gid_index < 0 && info->link_layer == VERBS_LINK_ETHERNET) {
         gid_index = roce_default_gid(ctx, port, pa->gid_tbl_len);

@@ -40,8 +40,17 @@ typedef struct verbs_dev_info {
     uint32_t max_rd_atom;      /* RDMA READs a QP serves at once (responder) */
     uint32_t max_init_rd_atom; /* RDMA READs a QP may have outstanding (initiator) */
     uint8_t mw_type2;          /* type 2B memory windows that can be allocated (verbs/mw.h) */
+    uint8_t atomic_cap;        /* VERBS_ATOMIC_*: what 64-bit remote atomics are atomic against */
     uint32_t vendor_id;
 } verbs_dev_info_t;
+
+/* verbs_dev_info_t.atomic_cap (ibv_atomic_cap): none, atomic against other atomics through this
+   device (HCA; Soft-RoCE), or against every agent, the CPU included (GLOB). */
+enum {
+    VERBS_ATOMIC_NONE = 0,
+    VERBS_ATOMIC_HCA = 1,
+    VERBS_ATOMIC_GLOB = 2,
+};
 
 /* How registered memory survives fork() (verbs_fork_mode). */
 enum {

@@ -15,7 +15,8 @@ int verbs_mem_reg(verbs_dev_t *dev, void *addr, size_t len, unsigned access, ver
     struct ibv_mr *mr;
 
     if (dev == NULL || addr == NULL || len == 0 || mem == NULL ||
-        (access & ~(unsigned)(VERBS_MEM_REMOTE_READ | VERBS_MEM_REMOTE_WRITE)) != 0) {
+        (access & ~(unsigned)(VERBS_MEM_REMOTE_READ | VERBS_MEM_REMOTE_WRITE |
+                              VERBS_MEM_REMOTE_ATOMIC)) != 0) {
         return IBMSG_ERR_INVALID;
     }
     if (access & VERBS_MEM_REMOTE_READ) {
@@ -23,6 +24,9 @@ int verbs_mem_reg(verbs_dev_t *dev, void *addr, size_t len, unsigned access, ver
     }
     if (access & VERBS_MEM_REMOTE_WRITE) {
         flags |= IBV_ACCESS_REMOTE_WRITE;
+    }
+    if (access & VERBS_MEM_REMOTE_ATOMIC) {
+        flags |= IBV_ACCESS_REMOTE_ATOMIC;
     }
     mr = ibv_reg_mr(dev->pd, addr, len, flags);
     if (mr == NULL) {

@@ -19,6 +19,7 @@ extern "C" {
 enum {
     VERBS_MEM_REMOTE_READ = 1u << 0,
     VERBS_MEM_REMOTE_WRITE = 1u << 1,
+    VERBS_MEM_REMOTE_ATOMIC = 1u << 2, /* 64-bit fetch-and-add and compare-and-swap */
 };
 
 typedef struct verbs_mem {

@@ -101,9 +101,11 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     attr.port_num = dev->info.port;
     /* Remote access is granted per registration (rkey); the QP lets all kinds through. Remote
      * write also lets the peer's zero-length keepalive probes in (core/failure.h); the buffer
-     * pools' registrations grant no remote access. */
+     * pools' registrations grant no remote access. Atomics only where the device has them: a
+     * QP asking for what its device lacks may be refused. */
     attr.qp_access_flags =
-        IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+        IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+        (dev->info.atomic_cap != VERBS_ATOMIC_NONE ? IBV_ACCESS_REMOTE_ATOMIC : 0);
     if (ibv_modify_qp(qp->qp, &attr,
                       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0) {
         status = verbs_errno_status(errno);
@@ -530,4 +532,27 @@ int verbs_qp_post_rdma(verbs_qp_t *qp, int op, const verbs_sge_t *sge, int nsge,
     wr.wr.rdma.remote_addr = raddr;
     wr.wr.rdma.rkey = rkey;
     return verbs_qp_submit_wr(qp, &wr, flags, op == VERBS_RDMA_READ ? "RDMA READ" : "RDMA WRITE");
+}
+
+int verbs_qp_post_atomic(verbs_qp_t *qp, int op, const verbs_sge_t *sge, uint64_t raddr,
+                         uint32_t rkey, uint64_t operand, uint64_t swap, unsigned flags,
+                         uint64_t wr_id)
+{
+    struct ibv_sge sg = {.addr = sge->addr, .length = sge->length, .lkey = sge->lkey};
+    struct ibv_send_wr wr;
+
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = wr_id;
+    wr.sg_list = &sg;
+    wr.num_sge = 1;
+    wr.opcode =
+        op == VERBS_ATOMIC_CMP_SWAP ? IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD;
+    wr.send_flags = ((flags & VERBS_SEND_SIGNALED) ? IBV_SEND_SIGNALED : 0) |
+                    ((flags & VERBS_SEND_FENCE) ? IBV_SEND_FENCE : 0);
+    wr.wr.atomic.remote_addr = raddr;
+    wr.wr.atomic.rkey = rkey;
+    wr.wr.atomic.compare_add = operand;
+    wr.wr.atomic.swap = swap;
+    return verbs_qp_submit_wr(qp, &wr, flags,
+                              op == VERBS_ATOMIC_CMP_SWAP ? "ATOMIC CMP_SWAP" : "ATOMIC FETCH_ADD");
 }

@@ -205,6 +205,23 @@ enum {
 int verbs_qp_post_rdma(verbs_qp_t *qp, int op, const verbs_sge_t *sge, int nsge, uint64_t raddr,
                        uint32_t rkey, unsigned flags, uint64_t wr_id);
 
+/* Remote atomics of verbs_qp_post_atomic. */
+enum {
+    VERBS_ATOMIC_FETCH_ADD = 1,
+    VERBS_ATOMIC_CMP_SWAP = 2,
+};
+
+/**
+ * Post one 64-bit atomic on the peer's 8-byte-aligned raddr under rkey; the word it held lands
+ * in the 8 bytes of sge (registered, local write). FETCH_ADD adds operand; CMP_SWAP stores swap
+ * where the word equals operand. Atomics count against max_rd_atomic like READs. flags as for
+ * verbs_qp_post_rdma (no INLINE). Returns IBMSG_OK, IBMSG_ERR_NO_RESOURCE when the send queue is
+ * full, or another error (logged).
+ */
+int verbs_qp_post_atomic(verbs_qp_t *qp, int op, const verbs_sge_t *sge, uint64_t raddr,
+                         uint32_t rkey, uint64_t operand, uint64_t swap, unsigned flags,
+                         uint64_t wr_id);
+
 #ifdef __cplusplus
 }
 #endif

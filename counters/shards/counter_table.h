@@ -67,6 +67,16 @@
       "Messages that arrived before a matching receive was posted")                                \
     X(CORE_MATCH_ATTEMPTS, "core_match_attempts", COUNTER, CONTEXT, TUNER_DETAIL, "matching",      \
       "Queue entries compared while matching (both queues)")                                       \
+    X(CORE_PROBES, "core_probes", COUNTER, CONTEXT, USER_BASIC, "matching",                      \
+      "Calls of ibmsg_tag_probe (each makes progress once and looks at the unexpected queue)")    \
+    X(CORE_PROBES_FOUND, "core_probes_found", COUNTER, CONTEXT, USER_BASIC, "matching",          \
+      "Calls of ibmsg_tag_probe that found a matching message (it stays to be received)")         \
+    X(CORE_MPROBES, "core_mprobes", COUNTER, CONTEXT, USER_BASIC, "matching",                    \
+      "Calls of ibmsg_tag_mprobe (matched probes)")                                               \
+    X(CORE_MPROBES_MATCHED, "core_mprobes_matched", COUNTER, CONTEXT, USER_BASIC, "matching",    \
+      "Messages ibmsg_tag_mprobe took out of matching (each received by ibmsg_tag_imrecv)")       \
+    X(CORE_MPROBED_MSGS, "core_mprobed_msgs", LEVEL_WM, CONTEXT, TUNER_BASIC, "matching",         \
+      "Messages taken by ibmsg_tag_mprobe and not yet given to ibmsg_tag_imrecv")               \
     X(CORE_PROGRESS_TIME, "core_progress_time", TIMER, CONTEXT, TUNER_DETAIL, "core",              \
       "Time spent in the progress engine, in nanoseconds (counted while a handle runs)")           \
     /* verbs (per context, except what belongs to one queue pair) */                               \
@@ -143,6 +153,10 @@
       "Bytes of the gets issued")                                                                 \
     X(CORE_RMA_INLINE_PUTS, "core_rma_inline_puts", COUNTER, ENDPOINT, TUNER_BASIC, "rma",         \
       "Puts whose data went inline in the work request")                                          \
+    X(CORE_RMA_FETCH_ADDS, "core_rma_fetch_adds", COUNTER, ENDPOINT, USER_BASIC, "rma",           \
+      "64-bit remote fetch-and-add operations issued (ibmsg_atomic_fetch_add64)")                 \
+    X(CORE_RMA_CSWAPS, "core_rma_cswaps", COUNTER, ENDPOINT, USER_BASIC, "rma",                   \
+      "64-bit remote compare-and-swap operations issued (ibmsg_atomic_cswap64)")                  \
     X(CORE_RMA_FLUSHES, "core_rma_flushes", COUNTER, ENDPOINT, USER_BASIC, "rma",                  \
       "Endpoint flushes started")                                                                 \
     X(CORE_RMA_REFUSED_OOB, "core_rma_refused_out_of_bounds", COUNTER, ENDPOINT, USER_BASIC,       \

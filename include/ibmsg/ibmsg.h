@@ -40,10 +40,12 @@ extern "C" {
 typedef struct ibmsg_context_s *ibmsg_context_t;
 typedef struct ibmsg_ep_s *ibmsg_ep_t;
 typedef struct ibmsg_request_s *ibmsg_request_t;
+typedef struct ibmsg_message_s *ibmsg_message_t;
 
 #define IBMSG_CONTEXT_NULL ((ibmsg_context_t)0)
 #define IBMSG_EP_NULL      ((ibmsg_ep_t)0)
 #define IBMSG_REQUEST_NULL ((ibmsg_request_t)0)
+#define IBMSG_MESSAGE_NULL ((ibmsg_message_t)0)
 
 /* A mask that matches only the exact tag, and one that matches any tag. */
 #define IBMSG_TAG_MASK_EXACT UINT64_MAX
@@ -285,6 +287,62 @@ IBMSG_API int ibmsg_tag_send(ibmsg_ep_t ep, const void *buf, size_t len, uint64_
  */
 IBMSG_API int ibmsg_tag_recv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, size_t len,
                              uint64_t tag, uint64_t mask, ibmsg_tag_status_t *status);
+
+/*
+ * Probes: learn a message's source, tag and length before receiving it (to size the buffer).
+ * They see what ibmsg_tag_irecv with the same (ctx, ep, tag, mask) would match next, under the
+ * same rules (ep IBMSG_EP_NULL: any endpoint; arrival order per endpoint). A message matched by
+ * a receive posted earlier is never seen. status.length is the message's full length as sent,
+ * for eager and rendezvous messages alike (a rendezvous message's data stays in the sender's
+ * buffer until it is received); status.error is IBMSG_OK.
+ *
+ * ibmsg_tag_probe leaves the message to be received: with several consumers of one context, a
+ * receive posted by another may take it first. ibmsg_tag_mprobe takes the message out of
+ * matching: no receive or probe sees it again, and only ibmsg_tag_imrecv of its handle receives
+ * it. A matched message whose endpoint fails afterwards is still received when it was eager
+ * (its bytes are here, as for any message that arrived before a failure); a rendezvous one then
+ * completes its receive with IBMSG_ERR_PEER_FAILED (its data cannot be read any more). One
+ * whose endpoint is destroyed before it is received is released with it: its receive completes
+ * with IBMSG_ERR_CANCELED. One never received is freed by ibmsg_context_destroy, with the
+ * context's requests (its handle becomes invalid); a rendezvous sender then waits for its FIN
+ * until its endpoint fails, as for any message never received.
+ */
+
+/**
+ * Make progress once, then look for a message matching (ep, tag, mask) without receiving it.
+ * @param ep     the endpoint, or IBMSG_EP_NULL for any endpoint of ctx
+ * @param found  out: 1 when a message matched (status filled), else 0
+ * @param status out (may be NULL): the message's source, tag and full length
+ * @return IBMSG_OK; IBMSG_ERR_PEER_FAILED when ep has failed and nothing that arrived before
+ *         matches (nothing ever will); IBMSG_ERR_INVALID for NULL arguments or an endpoint of
+ *         another context; IBMSG_ERR_IO when the completion queue failed.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_tag_probe(ibmsg_context_t ctx, ibmsg_ep_t ep, uint64_t tag, uint64_t mask,
+                              int *found, ibmsg_tag_status_t *status);
+
+/**
+ * As ibmsg_tag_probe, but a matched message leaves matching and is returned as a handle for
+ * ibmsg_tag_imrecv; *msg is IBMSG_MESSAGE_NULL when nothing matched.
+ * @param msg out: the message, or IBMSG_MESSAGE_NULL
+ * @return as ibmsg_tag_probe; IBMSG_ERR_NO_MEMORY when no handle could be had (the message
+ *         stays to be matched).
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_tag_mprobe(ibmsg_context_t ctx, ibmsg_ep_t ep, uint64_t tag, uint64_t mask,
+                               ibmsg_message_t *msg, ibmsg_tag_status_t *status);
+
+/**
+ * Start the receive of exactly the message *msg (from ibmsg_tag_mprobe) into up to len bytes of
+ * buf; *msg becomes IBMSG_MESSAGE_NULL. It completes as an ibmsg_tag_irecv that matched it
+ * would: a longer message completes with IBMSG_ERR_TRUNCATED (buf holds its first len bytes, and
+ * nothing past buf is written); a rendezvous message is read from the sender now.
+ * @param req out: the request
+ * @return IBMSG_OK; IBMSG_ERR_INVALID for NULL arguments, buf NULL with len > 0, or a handle that
+ *         is not a matched message (received already, or never one); IBMSG_ERR_NO_MEMORY.
+ * Thread safety: the thread of the message's context only.
+ */
+IBMSG_API int ibmsg_tag_imrecv(ibmsg_message_t *msg, void *buf, size_t len, ibmsg_request_t *req);
 
 /**
  * Make progress once and see whether *req has completed. When it has, *completed is 1, status

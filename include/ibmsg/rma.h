@@ -33,6 +33,16 @@
  * data has been read. A get or put the device refuses (ibmsg_request_wait: IBMSG_ERR_INVALID or
  * IBMSG_ERR_NOT_SUPPORTED) fails alone; the endpoint stays usable.
  *
+ * Atomics: 64-bit fetch-and-add and compare-and-swap on a peer's mapped word (memory mapped with
+ * IBMSG_MEM_REMOTE_ATOMIC), non-blocking like put and get and queued with them in issue order;
+ * the word the target held is written to a local 8-byte result (any memory: the device writes
+ * to a registered cell of the endpoint and the library copies it when the operation completes).
+ * They are atomic against other atomics through the same device (atomic_cap HCA, as on
+ * Soft-RoCE) or against every agent (GLOB); where the device has none they are
+ * IBMSG_ERR_NOT_SUPPORTED. On devices of atomic_cap HCA, the CPU must not update the target word
+ * while remote atomics may hit it. Like gets, they count against max_rd_atomic, and a put or
+ * message behind them is fenced.
+ *
  * Thread safety: as for the rest of ibmsg.h: the context's thread only.
  */
 #ifndef IBMSG_RMA_H
@@ -54,8 +64,9 @@ typedef struct ibmsg_rkey_s *ibmsg_rkey_t;
 #define IBMSG_RKEY_NULL ((ibmsg_rkey_t)0)
 
 /* Remote access granted by ibmsg_mem_map (local access is always granted). */
-#define IBMSG_MEM_REMOTE_READ  0x1u
-#define IBMSG_MEM_REMOTE_WRITE 0x2u
+#define IBMSG_MEM_REMOTE_READ   0x1u
+#define IBMSG_MEM_REMOTE_WRITE  0x2u
+#define IBMSG_MEM_REMOTE_ATOMIC 0x4u /* remote 64-bit atomics (ibmsg_atomic_*) */
 
 /* Bytes a packed remote key takes (ibmsg_mem_rkey_pack). */
 #define IBMSG_RKEY_BLOB_SIZE 24
@@ -69,10 +80,11 @@ typedef struct ibmsg_rma_attr {
 
 /**
  * Map [addr, addr + len) for one-sided access: register it with the context's device.
- * @param flags IBMSG_MEM_REMOTE_READ and/or IBMSG_MEM_REMOTE_WRITE (0: local use only, for the
- *              local buffers of puts and gets)
+ * @param flags IBMSG_MEM_REMOTE_READ, IBMSG_MEM_REMOTE_WRITE and/or IBMSG_MEM_REMOTE_ATOMIC (0:
+ *              local use only, for the local buffers of puts and gets)
  * @param mem   out: the mapping
  * @return IBMSG_OK; IBMSG_ERR_INVALID for NULL arguments, len 0 or unknown flags;
+ *         IBMSG_ERR_NOT_SUPPORTED for IBMSG_MEM_REMOTE_ATOMIC on a device without atomics;
  *         IBMSG_ERR_NO_RESOURCE when the device (or the locked-memory limit) refuses;
  *         IBMSG_ERR_NO_MEMORY.
  * Thread safety: the context's thread only.
@@ -155,6 +167,36 @@ IBMSG_API int ibmsg_put(ibmsg_ep_t ep, const void *buf, size_t len, ibmsg_mem_t 
  */
 IBMSG_API int ibmsg_get(ibmsg_ep_t ep, void *buf, size_t len, ibmsg_mem_t lmem,
                         uint64_t remote_addr, ibmsg_rkey_t rkey, ibmsg_request_t *req);
+
+/**
+ * Start a 64-bit fetch-and-add: the peer's word at remote_addr becomes word + add, and the word
+ * it held is written to *result when the operation completes (wrapping modulo 2^64).
+ * @param result where the previous value goes (8 bytes, any alignment); not to be read until
+ *               the operation completes
+ * @param req    out: the request (status.length 8); NULL: implicit, complete (and *result
+ *               written) with the endpoint's next flush
+ * @return IBMSG_OK; IBMSG_ERR_OUT_OF_BOUNDS when remote_addr is not 8-byte aligned or
+ *         [remote_addr, remote_addr + 8) is not inside the key's range (nothing is posted);
+ *         IBMSG_ERR_ACCESS when the key does not grant IBMSG_MEM_REMOTE_ATOMIC;
+ *         IBMSG_ERR_NOT_SUPPORTED when the device has no atomics (logged, naming it);
+ *         IBMSG_ERR_INVALID for NULL arguments (result included), a destroyed key, a key of another
+ *         endpoint or an endpoint that is not connected; IBMSG_ERR_PEER_FAILED;
+ *         IBMSG_ERR_NO_MEMORY (also when the endpoint's result cells, registered at its first
+ *         atomic, cannot be).
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_atomic_fetch_add64(ibmsg_ep_t ep, uint64_t add, uint64_t *result,
+                                       uint64_t remote_addr, ibmsg_rkey_t rkey,
+                                       ibmsg_request_t *req);
+
+/**
+ * Start a 64-bit compare-and-swap: where the peer's word at remote_addr equals compare, it
+ * becomes swap; the word it held (equal to compare when the swap happened) goes to *result. As
+ * ibmsg_atomic_fetch_add64 otherwise.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_atomic_cswap64(ibmsg_ep_t ep, uint64_t compare, uint64_t swap, uint64_t *result,
+                                   uint64_t remote_addr, ibmsg_rkey_t rkey, ibmsg_request_t *req);
 
 /**
  * Start a flush of ep: the request completes when every one-sided operation issued on ep

@@ -111,3 +111,20 @@ TEST_F(MatchTest, LevelsAttemptsAndCancel)
     EXPECT_EQ(cnt(CNT_CORE_POSTED_RECVQ), 1);
     EXPECT_EQ(cnt(CNT_CORE_POSTED_RECVQ, CNT_READ_HIGH), 3);
 }
+
+// A probe's peek finds what a receive would take, in arrival order, and leaves it queued.
+TEST_F(MatchTest, PeekLeavesTheMessage)
+{
+    arrive(0, &a, 5);
+    arrive(1, &b, 6);
+    const int64_t attempts = cnt(CNT_CORE_MATCH_ATTEMPTS);
+    EXPECT_EQ(core_mq_peek_posted(&mq, nullptr, 0, 0), &entries[0]);
+    EXPECT_EQ(core_mq_peek_posted(&mq, &b, 0, 0), &entries[1]);
+    EXPECT_EQ(core_mq_peek_posted(&mq, nullptr, 6, ~0ULL), &entries[1]);
+    EXPECT_EQ(core_mq_peek_posted(&mq, &a, 6, ~0ULL), nullptr);
+    EXPECT_EQ(cnt(CNT_CORE_UNEXPECTED_RECVQ), 2);
+    EXPECT_EQ(cnt(CNT_CORE_MATCH_ATTEMPTS) - attempts, 1 + 2 + 2 + 2);
+    EXPECT_EQ(core_mq_match_posted(&mq, nullptr, 0, 0), &entries[0]);
+    EXPECT_EQ(core_mq_peek_posted(&mq, nullptr, 0, 0), &entries[1]);
+    EXPECT_EQ(cnt(CNT_CORE_UNEXPECTED_RECVQ), 1);
+}

@@ -70,6 +70,19 @@ TEST(CoreRkey, PackRefusesWhatWouldNotUnpack)
     EXPECT_EQ(core_rkey_pack(&k, b, sizeof(b)), IBMSG_ERR_INVALID);
 }
 
+// The atomic bit is a valid access of its own (a key for atomics only).
+TEST(CoreRkey, AtomicAccessRoundTrips)
+{
+    auto k = key();
+    k.access = IBMSG_MEM_REMOTE_ATOMIC;
+    const auto b = packed(k);
+    core_rkey_blob_t u{};
+    const char *why = nullptr;
+    ASSERT_EQ(unpack(b, &u, &why), IBMSG_OK);
+    EXPECT_EQ(u.access, IBMSG_MEM_REMOTE_ATOMIC);
+    EXPECT_EQ(b[1], 4);
+}
+
 TEST(CoreRkey, RejectsEachBadField)
 {
     const auto good = packed(key());
@@ -81,7 +94,7 @@ TEST(CoreRkey, RejectsEachBadField)
         uint8_t value;
     } cases[] = {
         {"version 0", 0, 0},    {"version 2", 0, 2},      {"no access", 1, 0},
-        {"access bit 2", 1, 4}, {"access 0xff", 1, 0xff}, {"size high byte", 2, 1},
+        {"access bit 3", 1, 8}, {"access 0xff", 1, 0xff}, {"size high byte", 2, 1},
         {"size 23", 3, 23},     {"size 25", 3, 25},
     };
     for (const auto &c : cases) {

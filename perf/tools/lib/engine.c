@@ -42,7 +42,7 @@ typedef struct perf_params {
     uint64_t size;
     int64_t iters;
     int32_t duration;
-    int32_t pad;
+    int32_t atomic_type; /* -A: both sides check the final word by it */
 } perf_params_t;
 
 void *perf_buffer(size_t size)
@@ -99,6 +99,12 @@ static int perf_conn_open(const perf_options_t *o, perf_conn_t *c)
         if (ret == IBMSG_OK) {
             ret = perf_hint(info, "core_signal_interval",
                             o->cq_mod > 0 ? o->cq_mod : PERF_DEFAULT_CQ_MOD);
+        }
+    } else if (ret == IBMSG_OK && o->test == PERF_TEST_ATOMIC_BW) {
+        /* -t atomics in flight (the send queue), -o those the device has outstanding. */
+        ret = perf_hint(info, "core_sq_depth", o->tx_depth < 8 ? 8 : o->tx_depth);
+        if (ret == IBMSG_OK && o->outs > 0) {
+            ret = perf_hint(info, "verbs_max_rd_atomic", o->outs);
         }
     } else if (ret == IBMSG_OK && o->cq_mod > 0) {
         ret = perf_hint(info, "core_signal_interval", o->cq_mod);
@@ -192,6 +198,7 @@ static int perf_params_exchange(const perf_options_t *o, perf_conn_t *c)
         .size = o->all_sizes ? 0 : o->size,
         .iters = o->duration > 0 ? 0 : o->iters,
         .duration = o->duration,
+        .atomic_type = (int32_t)o->atomic_type,
     };
     perf_params_t peer;
     size_t len = sizeof(peer);
@@ -694,6 +701,8 @@ int perf_run(const perf_options_t *o)
         }
         if (o->test == PERF_TEST_WRITE_BW) {
             ret = perf_write_run(o, &c, pc, sizes[i], row, &res);
+        } else if (perf_test_is_atomic(o->test)) {
+            ret = perf_atomic_run(o, &c, pc, sizes[i], row, &res);
         } else if (o->test == PERF_TEST_SEND_LAT) {
             ret = perf_lat_run(o, &c, pc, sizes[i], row, &res);
         } else if (o->host != NULL) {

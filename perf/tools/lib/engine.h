@@ -30,4 +30,8 @@ int perf_barrier(perf_conn_t *c);
 int perf_write_run(const perf_options_t *o, perf_conn_t *c, perf_counters_t *pc, size_t size,
                    perf_row_t *row, perf_result_t *res);
 
+/** The atomic tests (atomic.c): one run of 8-byte atomics, client or server side. */
+int perf_atomic_run(const perf_options_t *o, perf_conn_t *c, perf_counters_t *pc, size_t size,
+                    perf_row_t *row, perf_result_t *res);
+
 #endif

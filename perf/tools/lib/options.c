@@ -38,12 +38,70 @@ static const struct option perf_long_options[] = {
     {"output", required_argument, NULL, OPT_OUTPUT},
     {"counters", optional_argument, NULL, OPT_COUNTERS},
     {"json", required_argument, NULL, OPT_JSON},
+    {"atomic_type", required_argument, NULL, 'A'},
+    {"outs", required_argument, NULL, 'o'},
     {NULL, 0, NULL, 0},
 };
 
+/* The atomic tools' usage: perftest's ib_atomic_lat / ib_atomic_bw flags. */
+static void perf_atomic_usage(perf_test_t test, const char *prog, FILE *out)
+{
+    bool bw = test == PERF_TEST_ATOMIC_BW;
+
+    fprintf(out,
+            "Usage:\n"
+            "  %s [options]          start a server and wait for a client\n"
+            "  %s [options] <host>   connect to the server on <host>\n"
+            "\n"
+            "%s, perftest's flags:\n"
+            "  -d, --ib-dev=<dev>       RDMA device (default: the first ACTIVE port)\n"
+            "  -i, --ib-port=<port>     device port (default: the first ACTIVE one)\n"
+            "  -x, --gid-index=<index>  GID index (default: RoCE v2 IPv4-mapped GID)\n"
+            "  -p, --port=<port>        TCP port of the out-of-band exchange (default %d)\n"
+            "  -A, --atomic_type=<type> FETCH_AND_ADD (default) or CMP_AND_SWAP\n"
+            "  -s, --size=<bytes>       8 only (the atomics are 64-bit)\n"
+            "  -n, --iters=<n>          iterations (default %d)\n",
+            prog, prog,
+            bw ? "Remote atomic bandwidth through ibmsg_atomic_fetch_add64 / _cswap64 (the\n"
+                 "server maps a word for remote atomics and sends its key; the client operates\n"
+                 "on it, and the server checks the final word)"
+               : "Remote atomic latency (full round trip) through ibmsg_atomic_fetch_add64 /\n"
+                 "_cswap64 (one in flight; every result is checked)",
+            PERF_DEFAULT_TCP_PORT, PERF_DEFAULT_ITERS);
+    if (bw) {
+        fprintf(out,
+                "  -D, --duration=<s>       run for s seconds instead of -n iterations\n"
+                "  -t, --tx-depth=<n>       atomics in flight (default 128; ibmsg core_sq_depth)\n"
+                "  -o, --outs=<n>           atomics outstanding at the device, 1..16 (ibmsg\n"
+                "                           verbs_max_rd_atomic; default the device's)\n"
+                "  -Q, --cq-mod=<n>         one atomic in n carries a request (default 100, at\n"
+                "                           most half of -t); the others complete with it\n"
+                "      --report_gbits      bandwidth in Gb/s instead of MB/s\n");
+    }
+    fprintf(out,
+            "  -F, --CPU-freq           accepted for perftest compatibility; no effect: times\n"
+            "                           come from clock_gettime(CLOCK_MONOTONIC), not rdtsc\n"
+            "      --output=<what>      print only %s\n"
+            "      --counters[=CAT,...] after the table, the deltas over the measured interval\n"
+            "                           of the ibmsg counters (categories core, verbs), the NIC\n"
+            "                           port counters (nic) and PAPI events (papi); default all\n"
+            "      --json=<file|->      write results and counters as JSON (\"-\": stdout, the\n"
+            "                           report then goes to stderr)\n"
+            "  -h, --help               this text\n"
+            "Not for atomics: -a (one size), -r, -l, -I%s.\n"
+            "Both sides must be given the same -A/-n/-D (checked at connection).\n",
+            bw ? "bandwidth or message_rate" : "latency (t_typical)",
+            bw ? "" : ", -D, -t, -o, -Q, --report_gbits (one atomic in flight)");
+}
+
 void perf_options_usage(perf_test_t test, const char *prog, FILE *out)
 {
-    bool bw = test != PERF_TEST_SEND_LAT, write = test == PERF_TEST_WRITE_BW;
+    bool bw = !perf_test_is_lat(test), write = test == PERF_TEST_WRITE_BW;
+
+    if (perf_test_is_atomic(test)) {
+        perf_atomic_usage(test, prog, out);
+        return;
+    }
 
     fprintf(out,
             "Usage:\n"
@@ -130,13 +188,22 @@ static void perf_options_defaults(perf_options_t *o, perf_test_t test, const cha
     o->ib_port = -1;
     o->gid_index = -1;
     o->tcp_port = PERF_DEFAULT_TCP_PORT;
-    o->size = test != PERF_TEST_SEND_LAT ? 65536 : 2;
+    o->size = perf_test_is_atomic(test) ? 8 : test != PERF_TEST_SEND_LAT ? 65536 : 2;
     o->iters = PERF_DEFAULT_ITERS;
     o->tx_depth = 128;
     o->rx_depth = 512;
     o->cq_mod = -1;
     o->inline_size = -1;
     o->post_list = -1;
+    o->atomic_type = PERF_ATOMIC_FETCH_AND_ADD;
+    o->outs = -1;
+}
+
+/* A flag an atomic test refuses (why: what it would mean). */
+static int perf_not_atomic(const char *prog, const char *flag, const char *why, FILE *err)
+{
+    fprintf(err, "%s: %s does not apply to an atomic test (%s)\n", prog, flag, why);
+    return PERF_PARSE_ERROR;
 }
 
 static int perf_check_categories(const char *list, FILE *err)
@@ -168,7 +235,7 @@ int perf_options_parse(perf_options_t *o, perf_test_t test, int argc, char **arg
 {
     const char *prog = argc > 0 ? argv[0] : "ibmsg_perf";
     const char *p = strrchr(prog, '/');
-    bool bw = test != PERF_TEST_SEND_LAT;
+    bool bw = !perf_test_is_lat(test), atomic = perf_test_is_atomic(test);
     bool output_set = false;
     long v;
     int c;
@@ -177,8 +244,8 @@ int perf_options_parse(perf_options_t *o, perf_test_t test, int argc, char **arg
     perf_options_defaults(o, test, prog);
     opterr = 0;
     optind = 0; /* 0, not 1: glibc then also forgets a previous scan's state */
-    while ((c = getopt_long(argc, argv, ":d:i:x:p:s:n:aD:t:r:Q:I:l:Fh", perf_long_options, NULL)) !=
-           -1) {
+    while ((c = getopt_long(argc, argv, ":d:i:x:p:s:n:aD:t:r:Q:I:l:FhA:o:", perf_long_options,
+                            NULL)) != -1) {
         switch (c) {
         case 'd':
             if (optarg[0] == '\0' || strlen(optarg) >= 64) {
@@ -209,6 +276,10 @@ int perf_options_parse(perf_options_t *o, perf_test_t test, int argc, char **arg
             if (perf_parse_long("-s", optarg, 1, (long)PERF_MAX_SIZE, &v, err) != 0) {
                 return PERF_PARSE_ERROR;
             }
+            if (atomic && v != 8) {
+                fprintf(err, "%s: -s must be 8 for an atomic test (64-bit atomics)\n", prog);
+                return PERF_PARSE_ERROR;
+            }
             o->size = (size_t)v;
             o->size_set = true;
             break;
@@ -221,9 +292,40 @@ int perf_options_parse(perf_options_t *o, perf_test_t test, int argc, char **arg
             o->iters_set = true;
             break;
         case 'a':
+            if (atomic) {
+                return perf_not_atomic(prog, "-a", "one size: 8 bytes", err);
+            }
             o->all_sizes = true;
             break;
+        case 'A':
+            if (!atomic) {
+                fprintf(err, "%s: -A applies to the atomic tests only\n", prog);
+                return PERF_PARSE_ERROR;
+            }
+            if (strcmp(optarg, "FETCH_AND_ADD") == 0) {
+                o->atomic_type = PERF_ATOMIC_FETCH_AND_ADD;
+            } else if (strcmp(optarg, "CMP_AND_SWAP") == 0) {
+                o->atomic_type = PERF_ATOMIC_CMP_AND_SWAP;
+            } else {
+                fprintf(err, "%s: -A must be FETCH_AND_ADD or CMP_AND_SWAP, not '%s'\n", prog,
+                        optarg);
+                return PERF_PARSE_ERROR;
+            }
+            break;
+        case 'o':
+            if (test != PERF_TEST_ATOMIC_BW) {
+                fprintf(err, "%s: -o applies to ibmsg_atomic_bw only\n", prog);
+                return PERF_PARSE_ERROR;
+            }
+            if (perf_parse_long("-o", optarg, 1, 16, &v, err) != 0) {
+                return PERF_PARSE_ERROR;
+            }
+            o->outs = (int)v;
+            break;
         case 'D':
+            if (test == PERF_TEST_ATOMIC_LAT) {
+                return perf_not_atomic(prog, "-D", "the latency test counts iterations", err);
+            }
             if (perf_parse_long("-D", optarg, 1, 3600, &v, err) != 0) {
                 return PERF_PARSE_ERROR;
             }
@@ -235,6 +337,9 @@ int perf_options_parse(perf_options_t *o, perf_test_t test, int argc, char **arg
                 fprintf(err, "%s: -%c does not apply to a latency test (one message in flight)\n",
                         prog, c);
                 return PERF_PARSE_ERROR;
+            }
+            if (c == 'r' && atomic) {
+                return perf_not_atomic(prog, "-r", "the server posts no receives", err);
             }
             if (c == 'r' && test == PERF_TEST_WRITE_BW) {
                 fprintf(err,
@@ -249,18 +354,27 @@ int perf_options_parse(perf_options_t *o, perf_test_t test, int argc, char **arg
             *(c == 't' ? &o->tx_depth : &o->rx_depth) = (int)v;
             break;
         case 'Q':
+            if (test == PERF_TEST_ATOMIC_LAT) {
+                return perf_not_atomic(prog, "-Q", "one atomic in flight", err);
+            }
             if (perf_parse_long("-Q", optarg, 1, 1024, &v, err) != 0) {
                 return PERF_PARSE_ERROR;
             }
             o->cq_mod = (int)v;
             break;
         case 'I':
+            if (atomic) {
+                return perf_not_atomic(prog, "-I", "atomics carry no inline data", err);
+            }
             if (perf_parse_long("-I", optarg, 0, 1024, &v, err) != 0) {
                 return PERF_PARSE_ERROR;
             }
             o->inline_size = (int)v;
             break;
         case 'l':
+            if (atomic) {
+                return perf_not_atomic(prog, "-l", "atomics are posted at once", err);
+            }
             if (test != PERF_TEST_SEND_BW) {
                 fprintf(err, "%s: -l does not apply to a %s\n", prog,
                         bw ? "write test (puts are posted at once)"

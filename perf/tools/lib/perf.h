@@ -23,8 +23,28 @@ extern "C" {
 typedef enum perf_test {
     PERF_TEST_SEND_BW = 1,
     PERF_TEST_SEND_LAT = 2,
-    PERF_TEST_WRITE_BW = 3, /* one-sided puts (perf/tools/lib/write.c) */
+    PERF_TEST_WRITE_BW = 3,   /* one-sided puts (perf/tools/lib/write.c) */
+    PERF_TEST_ATOMIC_LAT = 4, /* remote atomics, one in flight (perf/tools/lib/atomic.c) */
+    PERF_TEST_ATOMIC_BW = 5,  /* remote atomics, many in flight */
 } perf_test_t;
+
+/* A latency test (one operation in flight, per-operation samples), else a bandwidth test. */
+static inline bool perf_test_is_lat(perf_test_t t)
+{
+    return t == PERF_TEST_SEND_LAT || t == PERF_TEST_ATOMIC_LAT;
+}
+
+/* An atomic test: 8-byte operations, -A picks the kind. */
+static inline bool perf_test_is_atomic(perf_test_t t)
+{
+    return t == PERF_TEST_ATOMIC_LAT || t == PERF_TEST_ATOMIC_BW;
+}
+
+/* -A, --atomic_type (perftest's names). */
+typedef enum perf_atomic_type {
+    PERF_ATOMIC_FETCH_AND_ADD = 0,
+    PERF_ATOMIC_CMP_AND_SWAP = 1,
+} perf_atomic_type_t;
 
 /* --output: the whole report, or one number. */
 typedef enum perf_output {
@@ -57,9 +77,11 @@ typedef struct perf_options {
     int duration; /* -D seconds, 0: iteration mode */
     int tx_depth;
     int rx_depth;
-    int cq_mod;      /* -Q, -1: library default */
-    int inline_size; /* -I, -1: library default */
-    int post_list;   /* -l, -1: library default (core_send_batch) */
+    int cq_mod;                     /* -Q, -1: library default */
+    int inline_size;                /* -I, -1: library default */
+    int post_list;                  /* -l, -1: library default (core_send_batch) */
+    perf_atomic_type_t atomic_type; /* -A */
+    int outs;                       /* -o: atomics outstanding at the device, -1: its default */
     bool cpu_freq_ok;
     bool report_gbits;
     perf_output_t output;

@@ -9,7 +9,7 @@
 
 static bool perf_is_bw(const perf_result_t *r)
 {
-    return r->opts->test != PERF_TEST_SEND_LAT;
+    return !perf_test_is_lat(r->opts->test);
 }
 
 void perf_report_header(const perf_result_t *r, FILE *out)
@@ -18,13 +18,22 @@ void perf_report_header(const perf_result_t *r, FILE *out)
     bool bw = perf_is_bw(r);
 
     fputs(PERF_DASHES, out);
-    fprintf(out, "                    %s\n",
-            o->test == PERF_TEST_WRITE_BW ? "RDMA Write BW Test (ibmsg_put)"
-            : bw                          ? "Send BW Test (ibmsg tagged messages)"
-                                          : "Send Latency Test (ibmsg tagged messages)");
+    if (perf_test_is_atomic(o->test)) {
+        fprintf(out, "                    Atomic %s %s Test (%s)\n",
+                o->atomic_type == PERF_ATOMIC_CMP_AND_SWAP ? "CMP_AND_SWAP" : "FETCH_AND_ADD",
+                bw ? "BW" : "Latency",
+                o->atomic_type == PERF_ATOMIC_CMP_AND_SWAP ? "ibmsg_atomic_cswap64"
+                                                           : "ibmsg_atomic_fetch_add64");
+    } else {
+        fprintf(out, "                    %s\n",
+                o->test == PERF_TEST_WRITE_BW ? "RDMA Write BW Test (ibmsg_put)"
+                : bw                          ? "Send BW Test (ibmsg tagged messages)"
+                                              : "Send Latency Test (ibmsg tagged messages)");
+    }
     fprintf(out, " Role            : %s\t\tTransport       : %s\n",
             o->host != NULL ? "client" : "server",
-            o->test == PERF_TEST_WRITE_BW ? "ibmsg one-sided" : "ibmsg eager/rndv");
+            o->test == PERF_TEST_WRITE_BW || perf_test_is_atomic(o->test) ? "ibmsg one-sided"
+                                                                          : "ibmsg eager/rndv");
     fprintf(out, " Device          : %s\t\tib port         : %d\n", r->attr.device, r->attr.port);
     fprintf(out, " GID index       : %d\t\tMtu             : %u[B]\n", r->attr.gid_index,
             r->attr.path_mtu);
@@ -202,9 +211,11 @@ int perf_report_json(const perf_result_t *r, FILE *out)
     fprintf(out, "{\n  \"tool\": ");
     perf_json_string(out, o->prog);
     fprintf(out, ",\n  \"test\": \"%s\",\n  \"role\": \"%s\",\n  \"device\": ",
-            o->test == PERF_TEST_WRITE_BW ? "write_bw"
-            : bw                          ? "send_bw"
-                                          : "send_lat",
+            o->test == PERF_TEST_WRITE_BW     ? "write_bw"
+            : o->test == PERF_TEST_ATOMIC_BW  ? "atomic_bw"
+            : o->test == PERF_TEST_ATOMIC_LAT ? "atomic_lat"
+            : bw                              ? "send_bw"
+                                              : "send_lat",
             o->host != NULL ? "client" : "server");
     perf_json_string(out, r->attr.device);
     fprintf(out,

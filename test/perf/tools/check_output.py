@@ -139,6 +139,31 @@ def run_write(work, name, sizes=None):
         check(d.get("verbs_wc_errors", 0) == 0, f"{base}: work completion errors")
 
 
+def run_atomic(work, name, lat, kind):
+    """ibmsg_atomic_lat / _bw (perf/tools/lib/atomic.c): the client issues N atomics of kind
+    (fetch_adds or cswaps) on the server's word, which checks it ends at N; 8 bytes."""
+    for side in ("client", "server"):
+        base = os.path.join(work, f"{name}.{side}")
+        rows = table(base + ".txt", LAT_HEADER if lat else BW_HEADER, 9 if lat else 5,
+                     nonneg=() if lat else (2, 3))
+        doc = json.load(open(base + ".json"))
+        res = doc["results"]
+        check(len(rows) == 1 and len(res) == 1, f"{base}: {len(rows)} rows, {len(res)} in JSON")
+        check(int(rows[0][0]) == 8 and res[0]["bytes"] == 8, f"{base}: size {rows[0][0]}")
+        check(doc["test"] == ("atomic_lat" if lat else "atomic_bw"), f"{base}: test {doc['test']}")
+        n = res[0]["iterations"]
+        check(int(rows[0][1]) == n and n > 0, f"{base}: iterations {rows[0][1]} / {n}")
+        d = deltas(doc)
+        client = side == "client"
+        other = "core_rma_cswaps" if kind == "core_rma_fetch_adds" else "core_rma_fetch_adds"
+        want = {kind: n if client else 0, other: 0, "core_rma_put_ops": 0,
+                "core_rma_get_ops": 0, "core_eager_msgs_sent": 0, "core_eager_msgs_recvd": 0,
+                "core_rma_refused_out_of_bounds": 0}
+        for k, v in want.items():
+            check(d.get(k) == v, f"{base}: {k} {d.get(k)} != {v}")
+        check(d.get("verbs_wc_errors", 0) == 0, f"{base}: work completion errors")
+
+
 def main():
     work = sys.argv[1]
     run(work, "bw_all", True, sizes=[2 << i for i in range(23)])  # 2 .. 8 MiB (eager and rndv)
@@ -150,6 +175,10 @@ def main():
     run_write(work, "write_all", sizes=[2 << i for i in range(23)])  # 2 .. 8 MiB
     run_write(work, "write", sizes=[4096])
     run_write(work, "write_duration", sizes=[65536])
+    run_atomic(work, "atomic_lat", True, "core_rma_fetch_adds")
+    run_atomic(work, "atomic_lat_cas", True, "core_rma_cswaps")
+    run_atomic(work, "atomic_bw", False, "core_rma_fetch_adds")
+    run_atomic(work, "atomic_bw_cas", False, "core_rma_cswaps")
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0

@@ -10,6 +10,7 @@ set -euo pipefail
 mode=$1 bin=$2
 here=$(cd "$(dirname "$0")" && pwd)
 bw=$bin/ibmsg_send_bw lat=$bin/ibmsg_send_lat wr=$bin/ibmsg_write_bw
+alat=$bin/ibmsg_atomic_lat abw=$bin/ibmsg_atomic_bw
 
 expect_error() { # message tool args...
     local msg=$1 out rc=0
@@ -36,6 +37,13 @@ cli)
     "$wr" -h | grep -q 'ibmsg_put' >/dev/null
     expect_error "-r does not apply to a write test" "$wr" -r 16
     expect_error "--output=latency does not apply" "$wr" --output=latency
+    "$abw" -h | grep -q 'CMP_AND_SWAP' >/dev/null
+    expect_error "-A must be FETCH_AND_ADD or CMP_AND_SWAP" "$abw" -A ADD
+    expect_error "-s must be 8" "$alat" -s 16
+    expect_error "-a does not apply to an atomic test" "$abw" -a
+    expect_error "-o applies to ibmsg_atomic_bw only" "$alat" -o 4
+    expect_error "-D does not apply to an atomic test" "$alat" -D 1
+    expect_error "-A applies to the atomic tests only" "$wr" -A CMP_AND_SWAP
     if ! ibv_devinfo 2>/dev/null | grep -q PORT_ACTIVE; then
         # No device: a clear error, not a crash and not a hang.
         expect_error "no usable RDMA device" timeout 30 "$bw" -n 10 127.0.0.1
@@ -79,9 +87,14 @@ run)
     pair write_all "$wr" -a -n 8 --counters=core,verbs
     pair write "$wr" -s 4096 -n 500 --counters
     pair write_duration "$wr" -s 65536 -D 1 --counters=core
+    pair atomic_lat "$alat" -n 300 --counters=core,verbs
+    pair atomic_lat_cas "$alat" -A CMP_AND_SWAP -n 300 --counters=core,verbs
+    pair atomic_bw "$abw" -n 5000 -o 4 --counters=core,verbs
+    pair atomic_bw_cas "$abw" -A CMP_AND_SWAP -D 1 --counters=core,verbs
     # One python for all checks (it parses every JSON file): python starts slowly in the guest.
     python3 "$here/check_output.py" "$work"
-    cat "$work/bw_all.client.txt" "$work/lat.client.txt" "$work/write.client.txt"
+    cat "$work/bw_all.client.txt" "$work/lat.client.txt" "$work/write.client.txt" \
+        "$work/atomic_lat.client.txt" "$work/atomic_bw.client.txt"
     echo "perf_tools_run: ok"
     ;;
 *)
