@@ -416,7 +416,7 @@ TEST_F(RmaTest, AccessAndLocalChecks)
     // Mapping arguments.
     ibmsg_mem_t m;
     EXPECT_EQ(ibmsg_mem_map(ctx, ro.data(), 0, 0, &m), IBMSG_ERR_INVALID);
-    EXPECT_EQ(ibmsg_mem_map(ctx, ro.data(), 16, 0x4, &m), IBMSG_ERR_INVALID);
+    EXPECT_EQ(ibmsg_mem_map(ctx, ro.data(), 16, 0x8, &m), IBMSG_ERR_INVALID); // 0x4: atomics
     EXPECT_EQ(ibmsg_mem_map(ctx, nullptr, 16, 0, &m), IBMSG_ERR_INVALID);
     uint8_t blob[IBMSG_RKEY_BLOB_SIZE];
     size_t len = sizeof(blob);
