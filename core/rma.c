@@ -247,6 +247,25 @@ static UTIL_COLD int rma_bad_local(ibmsg_ep_t ep, const void *buf, size_t len, i
     return IBMSG_ERR_INVALID;
 }
 
+/* Queue req (a put, get or atomic to raddr under rkey) behind ep's one-sided operations, in
+   issue order, and post it now when nothing is queued before it. */
+static int rma_enqueue(ibmsg_ep_t ep, ibmsg_request_t req, ibmsg_rkey_t rkey, uint64_t raddr,
+                       ibmsg_request_t *req_p)
+{
+    ep->rma.outstanding++;
+    ep->rma.last_raddr = raddr;
+    ep->rma.last_rkey = rkey->rkey;
+    req->state = CORE_REQ_POSTED;
+    if (req_p != NULL) {
+        *req_p = req; /* before posting: a failing post completes it, and the caller frees it */
+    }
+    core_mq_list_push(&ep->rma.pending, &req->mq);
+    if (ep->rma.pending.head.next == &req->mq) {
+        core_rma_service(ep); /* nothing queued before it: post now */
+    }
+    return IBMSG_OK;
+}
+
 static int rma_issue(ibmsg_ep_t ep, uint8_t op, void *buf, size_t len, ibmsg_mem_t lmem,
                      uint64_t raddr, ibmsg_rkey_t rkey, ibmsg_request_t *req_p)
 {
@@ -319,18 +338,7 @@ static int rma_issue(ibmsg_ep_t ep, uint8_t op, void *buf, size_t len, ibmsg_mem
         req->rma.lmem = lmem;
         lmem->inflight++;
     }
-    ep->rma.outstanding++;
-    ep->rma.last_raddr = raddr;
-    ep->rma.last_rkey = rkey->rkey;
-    req->state = CORE_REQ_POSTED;
-    if (req_p != NULL) {
-        *req_p = req; /* before posting: a failing post completes it, and the caller frees it */
-    }
-    core_mq_list_push(&ep->rma.pending, &req->mq);
-    if (ep->rma.pending.head.next == &req->mq) {
-        core_rma_service(ep); /* nothing queued before it: post now */
-    }
-    return IBMSG_OK;
+    return rma_enqueue(ep, req, rkey, raddr, req_p);
 }
 
 static UTIL_COLD int atomic_refuse(ibmsg_ep_t ep, ibmsg_rkey_t rkey, uint64_t raddr)
@@ -418,18 +426,7 @@ static int atomic_issue(ibmsg_ep_t ep, uint8_t op, uint64_t operand, uint64_t sw
     req->rma.swap = swap;
     req->rma.implicit = req_p == NULL;
     core_cnt_inc(ep->cnt, op == CORE_RMA_CSWAP ? CNT_CORE_RMA_CSWAPS : CNT_CORE_RMA_FETCH_ADDS);
-    ep->rma.outstanding++;
-    ep->rma.last_raddr = raddr;
-    ep->rma.last_rkey = rkey->rkey;
-    req->state = CORE_REQ_POSTED;
-    if (req_p != NULL) {
-        *req_p = req; /* before posting: a failing post completes it, and the caller frees it */
-    }
-    core_mq_list_push(&ep->rma.pending, &req->mq);
-    if (ep->rma.pending.head.next == &req->mq) {
-        core_rma_service(ep); /* nothing queued before it: post now */
-    }
-    return IBMSG_OK;
+    return rma_enqueue(ep, req, rkey, raddr, req_p);
 }
 
 int ibmsg_atomic_fetch_add64(ibmsg_ep_t ep, uint64_t add, uint64_t *result, uint64_t remote_addr,
