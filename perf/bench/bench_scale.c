@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "scale_common.h"
+
 #define TAG_PING 1
 #define TAG_STOP 2
 
@@ -42,46 +44,6 @@ typedef struct blob {
     uint32_t len;
     uint8_t data[IBMSG_EP_ADDRESS_MAX];
 } blob_t;
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-/* KiB of a /proc/self/status field (VmRSS, VmPin). */
-static long status_kib(const char *field)
-{
-    char line[256];
-    size_t n = strlen(field);
-    long v = -1;
-    FILE *f = fopen("/proc/self/status", "r");
-
-    while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
-        if (strncmp(line, field, n) == 0 && line[n] == ':') {
-            v = strtol(line + n + 1, NULL, 10);
-        }
-    }
-    if (f != NULL) {
-        fclose(f);
-    }
-    return v;
-}
-
-static void xfer(int fd, void *buf, size_t len, int out)
-{
-    uint8_t *p = buf;
-    while (len > 0) {
-        ssize_t k = out ? write(fd, p, len) : read(fd, p, len);
-        if (k <= 0) {
-            fprintf(stderr, "bench_scale: socket %s failed\n", out ? "write" : "read");
-            exit(1);
-        }
-        p += k;
-        len -= (size_t)k;
-    }
-}
 
 static void addresses(ibmsg_ep_t *ep, uint32_t n, blob_t *b)
 {
@@ -105,13 +67,13 @@ static int serve(int fd, uint32_t n)
     for (uint32_t i = 0; i < n; i++) {
         CHECK("ep_create", ibmsg_ep_create(ctx, &ep[i]));
     }
-    xfer(fd, "r", 1, 1);
-    xfer(fd, b, n * sizeof(*b), 0);
+    scale_xfer(fd, "r", 1, 1);
+    scale_xfer(fd, b, n * sizeof(*b), 0);
     for (uint32_t i = 0; i < n; i++) {
         CHECK("ep_connect", ibmsg_ep_connect(ep[i], b[i].data, b[i].len));
     }
     addresses(ep, n, b);
-    xfer(fd, b, n * sizeof(*b), 1);
+    scale_xfer(fd, b, n * sizeof(*b), 1);
     for (;;) {
         CHECK("recv",
               ibmsg_tag_recv(ctx, IBMSG_EP_NULL, &msg, sizeof(msg), 0, IBMSG_TAG_MASK_ANY, &st));
@@ -120,19 +82,13 @@ static int serve(int fd, uint32_t n)
         }
         CHECK("send", ibmsg_tag_send(st.source, &msg, sizeof(msg), TAG_PING));
     }
-    xfer(fd, "d", 1, 1); /* the client destroys its endpoints before ours go */
-    xfer(fd, &msg, 1, 0);
+    scale_xfer(fd, "d", 1, 1); /* the client destroys its endpoints before ours go */
+    scale_xfer(fd, &msg, 1, 0);
     for (uint32_t i = 0; i < n; i++) {
         ibmsg_ep_destroy(ep[i]);
     }
     ibmsg_context_destroy(ctx);
     return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv)
@@ -175,28 +131,28 @@ int main(int argc, char **argv)
 
     CHECK("context_create", ibmsg_context_create(IBMSG_INFO_NULL, &ctx));
     ibmsg_context_progress(ctx, NULL);
-    const long rss0 = status_kib("VmRSS"), pin0 = status_kib("VmPin");
-    double t0 = now_us();
+    const long rss0 = scale_status_kib("VmRSS"), pin0 = scale_status_kib("VmPin");
+    double t0 = scale_now_us();
     for (uint32_t i = 0; i < n; i++) {
         CHECK("ep_create", ibmsg_ep_create(ctx, &ep[i]));
     }
-    const double create_us = (now_us() - t0) / n;
-    xfer(sv[0], &c, 1, 0); /* the server's endpoints exist */
-    t0 = now_us();
+    const double create_us = (scale_now_us() - t0) / n;
+    scale_xfer(sv[0], &c, 1, 0); /* the server's endpoints exist */
+    t0 = scale_now_us();
     addresses(ep, n, b);
-    xfer(sv[0], b, n * sizeof(*b), 1);
-    xfer(sv[0], b, n * sizeof(*b), 0);
+    scale_xfer(sv[0], b, n * sizeof(*b), 1);
+    scale_xfer(sv[0], b, n * sizeof(*b), 0);
     for (uint32_t i = 0; i < n; i++) {
         CHECK("ep_connect", ibmsg_ep_connect(ep[i], b[i].data, b[i].len));
     }
-    const double connect_us = (now_us() - t0) / n;
+    const double connect_us = (scale_now_us() - t0) / n;
     ibmsg_context_progress(ctx, NULL);
-    const long rss = status_kib("VmRSS"), pin = status_kib("VmPin");
+    const long rss = scale_status_kib("VmRSS"), pin = scale_status_kib("VmPin");
     srand(12345);
     for (uint32_t k = 0; k < iters + 100; k++) {
         ibmsg_ep_t e = ep[(uint32_t)rand() % n];
         ibmsg_request_t r;
-        double s = now_us();
+        double s = scale_now_us();
         CHECK("irecv",
               ibmsg_tag_irecv(ctx, e, &back, sizeof(back), TAG_PING, IBMSG_TAG_MASK_EXACT, &r));
         CHECK("send", ibmsg_tag_send(e, &msg, sizeof(msg), TAG_PING));
@@ -206,20 +162,18 @@ int main(int argc, char **argv)
             return 1;
         }
         if (k >= 100) {
-            rtt[k - 100] = (now_us() - s) / 2;
+            rtt[k - 100] = (scale_now_us() - s) / 2;
         }
         msg++;
     }
     CHECK("stop", ibmsg_tag_send(ep[0], &msg, sizeof(msg), TAG_STOP));
-    xfer(sv[0], &c, 1, 0);
+    scale_xfer(sv[0], &c, 1, 0);
     for (uint32_t i = 0; i < n; i++) {
         CHECK("ep_destroy", ibmsg_ep_destroy(ep[i]));
     }
-    xfer(sv[0], "x", 1, 1);
+    scale_xfer(sv[0], "x", 1, 1);
     waitpid(pid, &status, 0);
-    qsort(rtt, iters, sizeof(*rtt), cmp_double);
-    printf("ibmsg %u %.1f %.1f %ld %ld %ld %ld %.2f %.2f\n", n, create_us, connect_us, rss0, rss,
-           pin0, pin, rtt[iters / 2], rtt[iters * 9 / 10]);
+    scale_print("ibmsg", n, create_us, connect_us, rss0, rss, pin0, pin, rtt, iters);
     ibmsg_context_destroy(ctx);
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }

@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "scale_common.h"
+
 enum { AM_PING = 1, AM_PONG = 2, AM_STOP = 3 };
 
 #define UCHECK(what, expr)                                                                       \
@@ -37,45 +39,6 @@ enum { AM_PING = 1, AM_PONG = 2, AM_STOP = 3 };
             exit(1);                                                                             \
         }                                                                                        \
     } while (0)
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static long status_kib(const char *field)
-{
-    char line[256];
-    size_t n = strlen(field);
-    long v = -1;
-    FILE *f = fopen("/proc/self/status", "r");
-
-    while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
-        if (strncmp(line, field, n) == 0 && line[n] == ':') {
-            v = strtol(line + n + 1, NULL, 10);
-        }
-    }
-    if (f != NULL) {
-        fclose(f);
-    }
-    return v;
-}
-
-static void xfer(int fd, void *buf, size_t len, int out)
-{
-    uint8_t *p = buf;
-    while (len > 0) {
-        ssize_t k = out ? write(fd, p, len) : read(fd, p, len);
-        if (k <= 0) {
-            fprintf(stderr, "bench_scale_ucx: socket %s failed\n", out ? "write" : "read");
-            exit(1);
-        }
-        p += k;
-        len -= (size_t)k;
-    }
-}
 
 static ucp_context_h context;
 static ucp_worker_h worker;
@@ -173,23 +136,17 @@ static int serve(int fd)
     set_handler(AM_PING, on_ping);
     set_handler(AM_STOP, on_stop);
     UCHECK("worker_get_address", ucp_worker_get_address(worker, &addr, &len));
-    xfer(fd, &len, sizeof(len), 1);
-    xfer(fd, addr, len, 1);
+    scale_xfer(fd, &len, sizeof(len), 1);
+    scale_xfer(fd, addr, len, 1);
     ucp_worker_release_address(worker, addr);
     while (!stop) {
         ucp_worker_progress(worker);
     }
-    xfer(fd, "d", 1, 1);
-    xfer(fd, &c, 1, 0); /* the client closed its endpoints */
+    scale_xfer(fd, "d", 1, 1);
+    scale_xfer(fd, &c, 1, 0); /* the client closed its endpoints */
     ucp_worker_destroy(worker);
     ucp_cleanup(context);
     return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 static ucs_status_ptr_t send_am(ucp_ep_h ep, unsigned id, uint64_t *v)
@@ -242,18 +199,18 @@ int main(int argc, char **argv)
     for (int i = 0; i < 100; i++) {
         ucp_worker_progress(worker);
     }
-    const long rss0 = status_kib("VmRSS"), pin0 = status_kib("VmPin");
-    xfer(sv[0], &len, sizeof(len), 0);
+    const long rss0 = scale_status_kib("VmRSS"), pin0 = scale_status_kib("VmPin");
+    scale_xfer(sv[0], &len, sizeof(len), 0);
     void *addr = malloc(len);
-    xfer(sv[0], addr, len, 0);
-    double t0 = now_us();
+    scale_xfer(sv[0], addr, len, 0);
+    double t0 = scale_now_us();
     for (uint32_t i = 0; i < n; i++) {
         ucp_ep_params_t ep_params = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
                                      .address = addr};
         UCHECK("ep_create", ucp_ep_create(worker, &ep_params, &ep[i]));
     }
-    const double create_us = (now_us() - t0) / n;
-    t0 = now_us();
+    const double create_us = (scale_now_us() - t0) / n;
+    t0 = scale_now_us();
     for (uint32_t i = 0; i < n; i++) {
         ucp_request_param_t rp = {.op_attr_mask = 0};
         req[i] = ucp_ep_flush_nbx(ep[i], &rp);
@@ -261,13 +218,13 @@ int main(int argc, char **argv)
     for (uint32_t i = 0; i < n; i++) {
         wait_req(req[i], "ep_flush");
     }
-    const double connect_us = (now_us() - t0) / n;
-    const long rss = status_kib("VmRSS"), pin = status_kib("VmPin");
+    const double connect_us = (scale_now_us() - t0) / n;
+    const long rss = scale_status_kib("VmRSS"), pin = scale_status_kib("VmPin");
     srand(12345);
     for (uint32_t k = 0; k < iters + 100; k++) {
         ucp_ep_h e = ep[(uint32_t)rand() % n];
         uint64_t want = pong_count + 1;
-        double s = now_us();
+        double s = scale_now_us();
         wait_req(send_am(e, AM_PING, &msg), "ping");
         while (pong_count < want) {
             ucp_worker_progress(worker);
@@ -277,12 +234,12 @@ int main(int argc, char **argv)
             return 1;
         }
         if (k >= 100) {
-            rtt[k - 100] = (now_us() - s) / 2;
+            rtt[k - 100] = (scale_now_us() - s) / 2;
         }
         msg++;
     }
     wait_req(send_am(ep[0], AM_STOP, &msg), "stop");
-    xfer(sv[0], &c, 1, 0);
+    scale_xfer(sv[0], &c, 1, 0);
     for (uint32_t i = 0; i < n; i++) {
         ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                                   .flags = UCP_EP_CLOSE_FLAG_FORCE};
@@ -296,11 +253,9 @@ int main(int argc, char **argv)
             ucp_request_free(req[i]);
         }
     }
-    xfer(sv[0], "x", 1, 1);
+    scale_xfer(sv[0], "x", 1, 1);
     waitpid(pid, &status, 0);
-    qsort(rtt, iters, sizeof(*rtt), cmp_double);
-    printf("ucx %u %.1f %.1f %ld %ld %ld %ld %.2f %.2f\n", n, create_us, connect_us, rss0, rss,
-           pin0, pin, rtt[iters / 2], rtt[iters * 9 / 10]);
+    scale_print("ucx", n, create_us, connect_us, rss0, rss, pin0, pin, rtt, iters);
     free(addr);
     ucp_worker_destroy(worker);
     ucp_cleanup(context);

@@ -17,7 +17,7 @@ import sys
 
 TOOLS = ["ibmsg", "perftest", "ucx"]
 LABEL = {"ibmsg": "ibmsg", "perftest": "perftest", "ucx": "UCX",
-         "ibmsg_off": "ibmsg, counting compiled out"}
+         "ibmsg_off": "ibmsg, counting compiled out", "ibmsg_base": "ibmsg, baseline build"}
 # The latency ladder (--steps, perf/bench/compare_run's steps_rungs): what each rung adds.
 STEPS = [("step_verbs", "bare verbs: one buffer, SEND, every send signalled (ib_send_lat's loop)"),
          ("step_imm", "+ SEND_WITH_IMM (the compact header)"),
@@ -218,6 +218,9 @@ def compare_tables(samples, sizes, env, reps):
     for z in (8, 4096):
         if z in sizes:
             out.append(verdict("latency at %s <= perftest and UCX" % human(z), ge(lat, z, False)))
+    if any(s["tool"] == "ibmsg_base" for s in samples):
+        out.append("")
+        out += baseline_table(samples, sizes, env)
     notes = sorted({"%s %s %s: %s" % (s["tool"], s["test"], human(s["size"]), s["note"])
                     for s in samples if not s["valid"]})
     if notes:
@@ -225,6 +228,40 @@ def compare_tables(samples, sizes, env, reps):
         out.append("Runs without a sample (n/a above when no run of a size had one):")
         out += ["  " + n for n in notes]
     return out, bw, lat
+
+
+def baseline_table(samples, sizes, env):
+    """This build (ibmsg) against an earlier one (ibmsg_base, --baseline), which ran in the same
+    rounds: the ratio of the medians, and the median and range of the per-round ratios (the two
+    runs of a round ran within seconds of each other: slow drifts of the guest cancel)."""
+    base = [l.split(" ", 1)[1] for l in env if l.startswith("baseline ")]
+    out = ["This build against the baseline%s, same rounds; > 1 is better for rate and bandwidth,"
+           " < 1 is better for latency" % (" (" + base[0] + ")" if base else "")]
+    rows = []
+    for z in sizes:
+        for test, key, name in (("bw", "msg_rate_Mps", "kmsg/s"), ("bw", "bw_MBps", "MB/s"),
+                                ("lat", "lat_typical_us", "latency us")):
+            by_round = {}
+            for s in samples:
+                if s["test"] == test and s["size"] == z and s["valid"] and \
+                        s["tool"] in ("ibmsg", "ibmsg_base"):
+                    by_round.setdefault(s["round"], {})[s["tool"]] = \
+                        s[key] * (1e3 if key == "msg_rate_Mps" else 1)
+            now = [v["ibmsg"] for v in by_round.values() if "ibmsg" in v]
+            was = [v["ibmsg_base"] for v in by_round.values() if "ibmsg_base" in v]
+            paired = sorted(v["ibmsg"] / v["ibmsg_base"] for v in by_round.values()
+                            if len(v) == 2 and v["ibmsg_base"] > 0)
+            if not now or not was:
+                rows.append([human(z), name, "n/a", "n/a", "n/a", "n/a", "0"])
+                continue
+            m_now, m_was = statistics.median(now), statistics.median(was)
+            rows.append([human(z), name, fmt(m_now), fmt(m_was), ratio(m_now, m_was),
+                         "%s (%s..%s)" % (fmt(statistics.median(paired), 3), fmt(paired[0], 3),
+                                          fmt(paired[-1], 3)) if paired else "n/a",
+                         str(len(paired))])
+    out += table(rows, ["size", "measure", "this build", "baseline", "ratio of medians",
+                        "per-round ratio median (range)", "rounds"])
+    return out
 
 
 def steps_table(samples, sizes, env, reps):
