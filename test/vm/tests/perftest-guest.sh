@@ -21,7 +21,7 @@ port=18515
 wait_listen() { # perftest's client gives up at once if the server is not up
 	local i
 	for ((i = 0; i < 100; i++)); do
-		ss -Hltn "sport = :$1" | grep -q . && return 0
+		ss -Hltn "sport = :$1" | grep . >/dev/null && return 0
 		sleep 0.1
 	done
 	return 1
