@@ -11,11 +11,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/core.h"
@@ -62,16 +65,24 @@ bool readable(int fd, int timeout_ms)
     return poll(&p, 1, timeout_ms) == 1 && (p.revents & POLLIN);
 }
 
-// The fd, a timer and two messages in one epoll loop: the timer fires alone while the context
-// is idle, and a message sent after the arm makes the fd readable.
+// The fd, a timer and two messages in one epoll loop, as an event-driven server has it: the
+// timer fires alone while the context is idle; then a peer (a thread with a context of its own,
+// as another process would be) sends 30 ms later, while the loop sleeps, and it is the context's
+// fd that wakes the loop for that message.
 TEST(Wait, FdInEpollLoopWithTimer)
 {
-    ibmsg_context_t ctx;
+    ibmsg_context_t ctx, peer_ctx;
     ibmsg_ep_t a, b;
-    core_test::open_pair(&ctx, &a, &b, quiet);
-    if (IsSkipped() || HasFatalFailure()) {
-        return;
+    int ret = core_test::open_context(&ctx, nullptr, quiet);
+    if (ret == IBMSG_ERR_NO_DEVICE) {
+        IBMSG_TEST_MISSING(core_test::kSkip);
     }
+    ASSERT_EQ(ret, IBMSG_OK);
+    ASSERT_EQ(core_test::open_context(&peer_ctx, nullptr, quiet), IBMSG_OK);
+    ASSERT_EQ(ibmsg_ep_create(peer_ctx, &a), IBMSG_OK);
+    ASSERT_EQ(ibmsg_ep_create(ctx, &b), IBMSG_OK);
+    ASSERT_EQ(core_test::connect_pair(a, b), IBMSG_OK);
+
     int fd = -1, fd2 = -1;
     ASSERT_EQ(ibmsg_context_get_fd(ctx, &fd), IBMSG_OK);
     ASSERT_EQ(ibmsg_context_get_fd(ctx, &fd2), IBMSG_OK);
@@ -86,8 +97,29 @@ TEST(Wait, FdInEpollLoopWithTimer)
     e.data.u32 = 2;
     ASSERT_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &e), 0);
 
-    int timers = 0, got = 0, fd_wakeups = 0;
+    // The peer: after each go, 30 ms of sleep, then one blocking send on its own context (the
+    // context is used by this thread only from here on).
+    std::mutex mu;
+    std::condition_variable cv;
+    int go = 0, sent_ok = 0;
     const int kMsgs = 2;
+    std::thread peer([&] {
+        for (int i = 0; i < kMsgs; i++) {
+            {
+                std::unique_lock<std::mutex> lk(mu);
+                cv.wait(lk, [&] { return go > i; });
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(30));
+            uint64_t out = 1000 + uint64_t(i);
+            if (ibmsg_tag_send(a, &out, sizeof(out), 7) == IBMSG_OK) {
+                std::lock_guard<std::mutex> lk(mu);
+                sent_ok++;
+            }
+        }
+    });
+
+    int timers = 0, got = 0, fd_wakeups = 0, by_fd = 0;
+    bool woke_by_fd = false;
     uint64_t in = 0;
     ibmsg_request_t r = IBMSG_REQUEST_NULL;
     ASSERT_EQ(ibmsg_tag_irecv(ctx, b, &in, sizeof(in), 7, IBMSG_TAG_MASK_EXACT, &r), IBMSG_OK);
@@ -96,12 +128,14 @@ TEST(Wait, FdInEpollLoopWithTimer)
     ASSERT_EQ(timerfd_settime(tfd, 0, &its, nullptr), 0);
     auto t0 = std::chrono::steady_clock::now();
     while (got < kMsgs && since_ms(t0) < 10000) {
-        int done = 0, ret;
+        int done = 0;
         ibmsg_tag_status_t st;
         ASSERT_EQ(ibmsg_request_test(&r, &done, &st), IBMSG_OK); // progresses
         if (done) {
             EXPECT_EQ(in, 1000 + uint64_t(got));
             EXPECT_EQ(st.length, sizeof(in));
+            by_fd += woke_by_fd;
+            woke_by_fd = false;
             if (++got == kMsgs) {
                 break;
             }
@@ -122,18 +156,31 @@ TEST(Wait, FdInEpollLoopWithTimer)
                 ASSERT_EQ(read(tfd, &exp, sizeof(exp)), ssize_t(sizeof(exp)));
                 timers++;
                 EXPECT_EQ(n, 1) << "the idle context's fd is not readable with the timer";
-                uint64_t out = 1000 + uint64_t(got);
-                ASSERT_EQ(ibmsg_tag_send(a, &out, sizeof(out), 7), IBMSG_OK);
+                std::lock_guard<std::mutex> lk(mu);
+                go++;
+                cv.notify_one();
             } else {
                 fd_wakeups++;
+                woke_by_fd = true;
             }
         }
     }
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        go = kMsgs; // let the peer end whatever happened above
+        cv.notify_one();
+    }
+    peer.join();
+    EXPECT_EQ(sent_ok, kMsgs);
     EXPECT_EQ(got, kMsgs);
     EXPECT_EQ(timers, kMsgs);
+    // Each message came while the loop slept in epoll_wait (30 ms after the timer) and the
+    // context's fd, not a timeout or the timer, woke the loop for it.
+    EXPECT_EQ(by_fd, kMsgs) << fd_wakeups << " wakeups by the fd";
     printf("%d timer expiries, %d wakeups by the ibmsg fd\n", timers, fd_wakeups);
     close(ep);
     close(tfd);
+    EXPECT_EQ(ibmsg_context_destroy(peer_ctx), IBMSG_OK);
     EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
 }
 
