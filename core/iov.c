@@ -27,8 +27,7 @@ int core_iov_check(const ibmsg_iov_t *iov, size_t count, size_t *total)
     for (size_t i = 0; i < count; i++) {
         size_t len = iov[i].len;
         if (util_unlikely((iov[i].buf == NULL && len > 0) ||
-                          (uintptr_t)iov[i].buf + len < (uintptr_t)iov[i].buf ||
-                          sum + len < sum)) {
+                          (uintptr_t)iov[i].buf + len < (uintptr_t)iov[i].buf || sum + len < sum)) {
             util_error("vector entry %zu (%p, %zu bytes): %s", i, iov[i].buf, len,
                        iov[i].buf == NULL ? "no buffer" : "its length wraps around");
             return IBMSG_ERR_INVALID;
@@ -81,8 +80,8 @@ static uint32_t iov_lkey(const core_iov_req_t *v, uint32_t i)
     return x->hold[i].mem != NULL ? x->hold[i].mem->vm.lkey : 0;
 }
 
-uint32_t core_iov_sges(const core_iov_req_t *v, uint64_t off, uint64_t max_bytes,
-                       uint32_t max_sge, verbs_sge_t *sge, int *nsge)
+uint32_t core_iov_sges(const core_iov_req_t *v, uint64_t off, uint64_t max_bytes, uint32_t max_sge,
+                       verbs_sge_t *sge, int *nsge)
 {
     uint64_t done = 0;
     int n = 0;

@@ -32,7 +32,7 @@ struct ibmsg_mem_s;
 /* What a vector operation holds per entry, and a rendezvous send's packed copy. */
 typedef struct core_iov_ext {
     struct core_iov_ext *free_next;
-    void *stage; /* malloc'd copy of a rendezvous send's entries, or NULL */
+    void *stage;  /* malloc'd copy of a rendezvous send's entries, or NULL */
     uint8_t regs; /* hold[] are registrations (a rendezvous receive's entries), else mappings */
     uint8_t in_use;
     union {
@@ -75,8 +75,8 @@ void core_iov_scatter(const ibmsg_iov_t *iov, uint32_t cnt, const void *src, siz
  * extension's mapping or registration; 0 without one: inline). Returns the bytes covered (> 0
  * when max_bytes > 0 and off is before the end) and sets *nsge.
  */
-uint32_t core_iov_sges(const core_iov_req_t *v, uint64_t off, uint64_t max_bytes,
-                       uint32_t max_sge, verbs_sge_t *sge, int *nsge);
+uint32_t core_iov_sges(const core_iov_req_t *v, uint64_t off, uint64_t max_bytes, uint32_t max_sge,
+                       verbs_sge_t *sge, int *nsge);
 
 /** An extension for req's vector (cleared); NULL when memory ran out. */
 core_iov_ext_t *core_iov_ext_get(struct ibmsg_context_s *ctx);

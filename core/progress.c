@@ -371,10 +371,9 @@ static void handle_send(ibmsg_context_t ctx, const verbs_wc_t *wc)
 /* Post one message: its payload is buf, or (vector, a constant) gathered from iov's cnt
    entries, always through a bounce buffer. Inlined into both callers below, so each keeps only
    its own branch. */
-static UTIL_ALWAYS_INLINE int post_msg(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags,
-                                       uint64_t tag, const void *buf, int vector,
-                                       const ibmsg_iov_t *iov, uint32_t cnt, uint32_t len,
-                                       const uint32_t *invalidate)
+static UTIL_ALWAYS_INLINE int post_msg(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t tag,
+                                       const void *buf, int vector, const ibmsg_iov_t *iov,
+                                       uint32_t cnt, uint32_t len, const uint32_t *invalidate)
 {
     ibmsg_context_t ctx = ep->ctx;
     core_sslot_t *slot = &ep->sring[ep->sq_head & ep->sq_mask];

@@ -177,9 +177,9 @@ static int rma_post(ibmsg_ep_t ep, struct ibmsg_request_s *req)
         if (util_unlikely(req->iov.iov != NULL)) {
             /* A vector: as many entries as one work request gathers (or scatters to); the
                rest go in the next ones, at the following remote offsets. */
-            frag = core_iov_sges(&req->iov, r->posted, frag,
-                                 r->op == CORE_RMA_GET ? ep->rma.sge_rd : ep->rma.sge_wr, sge,
-                                 &nsge);
+            frag =
+                core_iov_sges(&req->iov, r->posted, frag,
+                              r->op == CORE_RMA_GET ? ep->rma.sge_rd : ep->rma.sge_wr, sge, &nsge);
         } else {
             sge[0].addr = (uintptr_t)req->buf + r->posted;
             sge[0].length = (uint32_t)frag;
@@ -199,8 +199,7 @@ static int rma_post(ibmsg_ep_t ep, struct ibmsg_request_s *req)
         }
         status =
             verbs_qp_post_rdma(ep->qp, r->op == CORE_RMA_GET ? VERBS_RDMA_READ : VERBS_RDMA_WRITE,
-                               sge, nsge, r->raddr + r->posted,
-                               r->rkey, flags, (uintptr_t)slot);
+                               sge, nsge, r->raddr + r->posted, r->rkey, flags, (uintptr_t)slot);
         core_cnt_posted_now(ep);
         if (util_unlikely(status != IBMSG_OK)) {
             if (verbs_post_refused(status)) {
@@ -419,7 +418,8 @@ static int rma_issue_v(ibmsg_ep_t ep, uint8_t op, const ibmsg_iov_t *iov, size_t
     }
     is_inline = op == CORE_RMA_PUT && len <= ep->rma.inline_max;
     for (size_t i = 0; i < count && !is_inline; i++) {
-        if (iov[i].len > 0 && util_unlikely(!rma_local_ok(ep, iov[i].buf, iov[i].len, iov[i].mem))) {
+        if (iov[i].len > 0 &&
+            util_unlikely(!rma_local_ok(ep, iov[i].buf, iov[i].len, iov[i].mem))) {
             return rma_bad_local(ep, iov[i].buf, iov[i].len, iov[i].mem);
         }
     }

@@ -242,9 +242,9 @@ int core_rndv_send(ibmsg_ep_t ep, struct ibmsg_request_s *req)
     }
     /* A window, up to the size one bind takes, unless the registration kept from a retry says
        otherwise; a vector's packed copy lives for this transfer only, and so does its key. */
-    window = req->rndv.reg != NULL ? (req->rndv.reg->access & VERBS_ACCESS_MW_BIND) != 0
-                                   : rv->windows && req->len <= rv->window_max &&
-                                         req->iov.iov == NULL;
+    window = req->rndv.reg != NULL
+                 ? (req->rndv.reg->access & VERBS_ACCESS_MW_BIND) != 0
+                 : rv->windows && req->len <= rv->window_max && req->iov.iov == NULL;
     if (window && req->rndv.win == NULL && !core_sq_room(ep, 2)) {
         return IBMSG_ERR_NO_RESOURCE; /* the bind and the RTS go together */
     }
@@ -546,9 +546,9 @@ static void pull_service(ibmsg_ep_t ep)
             slot->signaled = 1;
             /* Every READ is signalled: its completion frees a read slot and may end the pull.
                Held when messages are: the READs of one progress call go in one post. */
-            status =
-                verbs_qp_post_rdma(ep->qp, VERBS_RDMA_READ, sge, nsge, r->raddr + r->posted, r->rkey,
-                                   VERBS_SEND_SIGNALED | core_ep_defer(ep), (uintptr_t)slot);
+            status = verbs_qp_post_rdma(ep->qp, VERBS_RDMA_READ, sge, nsge, r->raddr + r->posted,
+                                        r->rkey, VERBS_SEND_SIGNALED | core_ep_defer(ep),
+                                        (uintptr_t)slot);
             if (status != IBMSG_OK) {
                 slot->rndv = NULL;
                 core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);

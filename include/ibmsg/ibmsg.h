@@ -66,17 +66,17 @@ typedef struct ibmsg_message_s *ibmsg_message_t;
  * length 0 are allowed (their buf may be NULL) and move nothing.
  */
 typedef struct ibmsg_iov {
-    void *buf;                /* the entry's bytes (read for sends and puts, written otherwise) */
-    size_t len;               /* its length in bytes */
-    struct ibmsg_mem_s *mem;  /* ibmsg_putv / ibmsg_getv: the mapping (ibmsg_mem_t, rma.h) buf
-                                 lies in; tagged messages: ignored (IBMSG_MEM_NULL) */
+    void *buf;               /* the entry's bytes (read for sends and puts, written otherwise) */
+    size_t len;              /* its length in bytes */
+    struct ibmsg_mem_s *mem; /* ibmsg_putv / ibmsg_getv: the mapping (ibmsg_mem_t, rma.h) buf
+                                lies in; tagged messages: ignored (IBMSG_MEM_NULL) */
 } ibmsg_iov_t;
 
 /*
  * Entries a vector operation takes at most. 16: every entry of a queued operation keeps its
- * mapping or registration in the request (no allocation on the way), and 16 gather elements are
- * what a work request of mlx5 or Soft-RoCE carries without a larger send-queue entry (a device
- * that takes fewer gets several work requests or a packed copy, never an error).
+ * mapping or registration in a fixed slot (no allocation on the way), and 16 gather elements
+ * fit one work request of mlx5 or Soft-RoCE in about the send-queue space the default inline
+ * data takes already. A device that takes fewer gets several work requests, never an error.
  */
 #define IBMSG_IOV_MAX 16
 

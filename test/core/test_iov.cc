@@ -347,9 +347,9 @@ TEST_F(IovTest, ProbeThenIrecvv)
         }
         ASSERT_EQ(st.length, total);
         Vec in(st.length, IBMSG_IOV_MAX);
-        ASSERT_EQ(ibmsg_tag_recvv(ctx, b, in.iov.data(), IBMSG_IOV_MAX, tag, IBMSG_TAG_MASK_EXACT,
-                                  &st),
-                  IBMSG_OK);
+        ASSERT_EQ(
+            ibmsg_tag_recvv(ctx, b, in.iov.data(), IBMSG_IOV_MAX, tag, IBMSG_TAG_MASK_EXACT, &st),
+            IBMSG_OK);
         EXPECT_EQ(st.length, total);
         EXPECT_EQ(in.check(tag, total), SIZE_MAX) << total;
         ASSERT_EQ(ibmsg_request_wait(&sreq, nullptr), IBMSG_OK);
@@ -382,11 +382,8 @@ TEST_F(IovTest, BadArgumentsRefusedWithTheirErrors)
     struct Bad {
         const ibmsg_iov_t *iov;
         size_t count;
-    } bad[] = {{nullptr, 1},
-               {v.data(), IBMSG_IOV_MAX + 1},
-               {null_buf, 2},
-               {wraps_sum, 2},
-               {wraps_end, 1}};
+    } bad[] = {
+        {nullptr, 1}, {v.data(), IBMSG_IOV_MAX + 1}, {null_buf, 2}, {wraps_sum, 2}, {wraps_end, 1}};
     for (const Bad &x : bad) {
         EXPECT_EQ(ibmsg_tag_isendv(a, x.iov, x.count, 1, &req), IBMSG_ERR_INVALID) << x.count;
         EXPECT_EQ(ibmsg_tag_irecvv(ctx, b, x.iov, x.count, 1, 0, &req), IBMSG_ERR_INVALID);
@@ -565,10 +562,8 @@ TEST_F(IovRmaTest, BadArgumentsRefusedWithTheirErrors)
     ibmsg_request_t req = IBMSG_REQUEST_NULL;
     const uint64_t oob = cnt(CNT_CORE_RMA_REFUSED_OOB), ops = cnt(CNT_CORE_IOV_OPS);
     // Remote range of the total length out of the key's range, by one byte.
-    EXPECT_EQ(ibmsg_putv(a, ok, 2, rbase + kRegion - big - 4, rkey, &req),
-              IBMSG_ERR_OUT_OF_BOUNDS);
-    EXPECT_EQ(ibmsg_getv(a, ok, 2, rbase + kRegion - big - 4, rkey, &req),
-              IBMSG_ERR_OUT_OF_BOUNDS);
+    EXPECT_EQ(ibmsg_putv(a, ok, 2, rbase + kRegion - big - 4, rkey, &req), IBMSG_ERR_OUT_OF_BOUNDS);
+    EXPECT_EQ(ibmsg_getv(a, ok, 2, rbase + kRegion - big - 4, rkey, &req), IBMSG_ERR_OUT_OF_BOUNDS);
     EXPECT_EQ(cnt(CNT_CORE_RMA_REFUSED_OOB), oob + 2);
     // An entry not inside its mapping, or without one above the inline limit.
     ibmsg_iov_t outside[2] = {ok[0], {unmapped.data(), big, lmem}};
