@@ -427,9 +427,11 @@ static int rma_issue_v(ibmsg_ep_t ep, uint8_t op, const ibmsg_iov_t *iov, size_t
     if (util_unlikely(x == NULL)) {
         return IBMSG_ERR_NO_MEMORY;
     }
-    core_cnt_inc(ep->ctx->cnt, CNT_CORE_IOV_OPS);
-    core_cnt_add(ep->ctx->cnt, CNT_CORE_IOV_ENTRIES, count);
     req = rma_start(ep, op, NULL, len, raddr, rkey, is_inline, req_p, &status);
+    if (status == IBMSG_OK) {
+        core_cnt_inc(ep->ctx->cnt, CNT_CORE_IOV_OPS); /* issued (an empty one completed) */
+        core_cnt_add(ep->ctx->cnt, CNT_CORE_IOV_ENTRIES, count);
+    }
     if (req == NULL) {
         core_iov_release(ep->ctx, &(core_iov_req_t){.ext = x});
         return status;

@@ -93,9 +93,12 @@ int ibmsg_tag_isendv(ibmsg_ep_t ep, const ibmsg_iov_t *iov, size_t count, uint64
     if (status != IBMSG_OK) {
         return status;
     }
-    core_cnt_inc(ep->ctx->cnt, CNT_CORE_IOV_OPS);
-    core_cnt_add(ep->ctx->cnt, CNT_CORE_IOV_ENTRIES, count);
-    return tag_isend(ep, NULL, iov, (uint32_t)count, len, tag, req_p);
+    status = tag_isend(ep, NULL, iov, (uint32_t)count, len, tag, req_p);
+    if (status == IBMSG_OK) {
+        core_cnt_inc(ep->ctx->cnt, CNT_CORE_IOV_OPS);
+        core_cnt_add(ep->ctx->cnt, CNT_CORE_IOV_ENTRIES, count);
+    }
+    return status;
 }
 
 void core_tag_take_unexpected(ibmsg_context_t ctx, struct ibmsg_request_s *req, core_rdesc_t *d)
@@ -187,9 +190,12 @@ int ibmsg_tag_irecvv(ibmsg_context_t ctx, ibmsg_ep_t ep, const ibmsg_iov_t *iov,
     if (status != IBMSG_OK) {
         return status;
     }
-    core_cnt_inc(ctx->cnt, CNT_CORE_IOV_OPS);
-    core_cnt_add(ctx->cnt, CNT_CORE_IOV_ENTRIES, count);
-    return tag_irecv(ctx, ep, NULL, iov, (uint32_t)count, len, tag, mask, req_p);
+    status = tag_irecv(ctx, ep, NULL, iov, (uint32_t)count, len, tag, mask, req_p);
+    if (status == IBMSG_OK) {
+        core_cnt_inc(ctx->cnt, CNT_CORE_IOV_OPS);
+        core_cnt_add(ctx->cnt, CNT_CORE_IOV_ENTRIES, count);
+    }
+    return status;
 }
 
 int ibmsg_tag_send(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag)
