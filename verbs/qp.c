@@ -66,10 +66,17 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     init.cap.max_inline_data = params->max_inline;
     init.srq = params->srq != NULL ? params->srq->srq : NULL;
     qp->qp = ibv_create_qp(dev->pd, &init);
-    /* max_inline is a wish: devices refuse more than they support, so ask for less until one
-     * fits (rxe: 512 bytes). */
-    while (qp->qp == NULL && errno == EINVAL && init.cap.max_inline_data > 0) {
-        init.cap.max_inline_data /= 2;
+    /* max_inline and the gather elements are wishes: devices refuse more than they support
+     * (rxe: 512 inline bytes; a provider whose max_sge is its receive limit may take fewer
+     * send elements), so ask for less inline until one fits, and should none, again with the
+     * 2 elements messages need (vector operations then take more work requests). */
+    while (qp->qp == NULL && errno == EINVAL && (init.cap.max_inline_data > 0 || sge > 2)) {
+        if (init.cap.max_inline_data > 0) {
+            init.cap.max_inline_data /= 2;
+        } else {
+            sge = 2;
+            init.cap.max_inline_data = params->max_inline;
+        }
         init.cap.max_send_wr = params->sq_depth;
         init.cap.max_recv_wr = params->rq_depth;
         init.cap.max_send_sge = sge;
