@@ -81,6 +81,9 @@ extern "C" {
     X(rndv_window_max, "core_rndv_window_max", 2147483648, 1, 2147483648,                        \
       "largest rendezvous message whose key is a memory window (one bind: mlx5 takes at most 2 " \
       "GiB); a larger one registers exactly its bytes for the transfer")                         \
+    X(iov_sge_max, "core_iov_sge_max", 0, 0, 16,                                                 \
+      "scatter/gather elements per work request of a vector operation at most; 0: the "          \
+      "device's limits (max_send_sge, max_sge_rd for READs), at most 16")                        \
     X(keepalive_ms, "core_keepalive_ms", 1000, 0, 3600000,                                       \
       "probe an endpoint that received nothing for this long (ms; 0: never; see failure.h)")     \
     X(wait_mode, "core_wait_mode", 0, 0, 2,                                                      \

@@ -140,6 +140,7 @@ int ibmsg_context_destroy(ibmsg_context_t ctx)
     core_rma_ctx_cleanup(ctx); /* before the protection domain goes */
     core_probe_ctx_cleanup(ctx);
     core_req_free_all(ctx);
+    core_iov_ctx_cleanup(ctx);
     verbs_rcache_destroy(ctx->rcache);
     verbs_pool_destroy(ctx->spool);
     verbs_pool_destroy(ctx->rpool);

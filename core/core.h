@@ -17,6 +17,7 @@
 #include "core/credit.h"
 #include "core/ep_addr.h"
 #include "core/failure.h"
+#include "core/iov.h"
 #include "core/match.h"
 #include "core/qpt.h"
 #include "core/rndv.h"
@@ -81,6 +82,7 @@ struct ibmsg_request_s {
     core_rdesc_t *desc; /* CORE_REQ_MSG: the message's buffer (NULL once its endpoint is gone) */
     core_rndv_req_t rndv;
     core_rma_req_t rma;
+    core_iov_req_t iov; /* a vector operation's entries (iov.h); iov.iov NULL: buf and len */
 };
 
 typedef enum core_ep_state {
@@ -241,6 +243,7 @@ struct ibmsg_context_s {
     int wait_fd;                        /* epoll: the completion channel, async events, wake_fd */
     int wake_fd;                        /* eventfd: core_context_wake, from any thread */
     core_rma_ctx_t rma;
+    core_iov_ctx_t iovs;     /* vector operations' extensions (iov.c) */
     core_ctx_keepalive_t ka; /* failure.c */
 };
 
@@ -259,6 +262,16 @@ static inline void core_req_complete(struct ibmsg_request_s *req, int error)
     }
     req->status.error = error;
     req->state = CORE_REQ_COMPLETE;
+}
+
+/** Copy n bytes of a message into receive req: its buffer, or its vector's entries. */
+static inline void core_req_copy_in(struct ibmsg_request_s *req, const void *src, size_t n)
+{
+    if (util_unlikely(req->iov.iov != NULL)) {
+        core_iov_scatter(req->iov.iov, req->iov.cnt, src, n);
+    } else {
+        memcpy(req->buf, src, n);
+    }
 }
 
 /* tag.c */
@@ -291,6 +304,9 @@ void core_ep_service(struct ibmsg_ep_s *ep);
  */
 int core_ep_post_hdr(struct ibmsg_ep_s *ep, uint8_t type, uint8_t flags, uint64_t tag,
                      const void *buf, uint32_t len, const uint32_t *invalidate);
+/** Post one eager message gathered from a vector of len bytes now (as core_ep_post_msg). */
+int core_ep_post_iov(struct ibmsg_ep_s *ep, uint64_t tag, const ibmsg_iov_t *iov, uint32_t cnt,
+                     uint32_t len);
 /** Post one message now, no flags (credits and room checked by the caller). */
 static inline int core_ep_post_msg(struct ibmsg_ep_s *ep, uint8_t type, uint64_t tag,
                                    const void *buf, uint32_t len)

@@ -46,7 +46,7 @@ static inline void deliver(struct ibmsg_request_s *req, ibmsg_ep_t ep, uint64_t 
     size_t n = len <= req->len ? len : req->len;
 
     if (n > 0) {
-        memcpy(req->buf, data, n);
+        core_req_copy_in(req, data, n);
     }
     req->status.source = ep;
     req->status.tag = tag;
@@ -368,8 +368,12 @@ static void handle_send(ibmsg_context_t ctx, const verbs_wc_t *wc)
     }
 }
 
-int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t tag, const void *buf,
-                     uint32_t len, const uint32_t *invalidate)
+/* Post one message: its payload is buf, or (vector, a constant) gathered from iov's cnt
+   entries, always through a bounce buffer. Inlined into both callers below, so each keeps only
+   its own branch. */
+static UTIL_ALWAYS_INLINE int post_msg(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t tag,
+                                       const void *buf, int vector, const ibmsg_iov_t *iov,
+                                       uint32_t cnt, uint32_t len, const uint32_t *invalidate)
 {
     ibmsg_context_t ctx = ep->ctx;
     core_sslot_t *slot = &ep->sring[ep->sq_head & ep->sq_mask];
@@ -384,7 +388,7 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
     int nsge = 0, status;
     uint16_t grant;
 
-    if ((int64_t)len > ep->inline_max) {
+    if ((int64_t)len > ep->inline_max || vector) {
         b = verbs_pool_get(ctx->spool);
         if (util_unlikely(b == NULL)) {
             return IBMSG_ERR_NO_RESOURCE;
@@ -427,7 +431,11 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
         if (!compact) {
             memcpy(b->data, &hdr, hlen);
         }
-        memcpy((char *)b->data + hlen, buf, len);
+        if (vector) {
+            core_iov_gather((char *)b->data + hlen, iov, cnt, len);
+        } else {
+            memcpy((char *)b->data + hlen, buf, len);
+        }
         sge[0].addr = (uintptr_t)b->data;
         sge[0].length = hlen + len;
         sge[0].lkey = b->lkey;
@@ -467,6 +475,18 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
         core_cnt_inc(ep->cnt, CNT_CORE_CREDIT_MSGS_SENT);
     }
     return core_ep_handed(ep, flags);
+}
+
+int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t tag, const void *buf,
+                     uint32_t len, const uint32_t *invalidate)
+{
+    return post_msg(ep, type, hdr_flags, tag, buf, 0, NULL, 0, len, invalidate);
+}
+
+int core_ep_post_iov(ibmsg_ep_t ep, uint64_t tag, const ibmsg_iov_t *iov, uint32_t cnt,
+                     uint32_t len)
+{
+    return post_msg(ep, CORE_WIRE_EAGER, 0, tag, NULL, 1, iov, cnt, len, NULL);
 }
 
 int core_ep_post_marker(ibmsg_ep_t ep)
@@ -567,8 +587,11 @@ void core_ep_service(ibmsg_ep_t ep)
             }
             return; /* retried when a FIN or send completes, or the endpoint failed */
         }
-        status =
-            core_ep_post_msg(ep, CORE_WIRE_EAGER, req->status.tag, req->buf, (uint32_t)req->len);
+        status = util_unlikely(req->iov.iov != NULL)
+                     ? core_ep_post_iov(ep, req->status.tag, req->iov.iov, req->iov.cnt,
+                                        (uint32_t)req->len)
+                     : core_ep_post_msg(ep, CORE_WIRE_EAGER, req->status.tag, req->buf,
+                                        (uint32_t)req->len);
         if (status == IBMSG_ERR_NO_RESOURCE) {
             return; /* no send buffer: retried when a send completes */
         }

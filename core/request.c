@@ -47,6 +47,9 @@ void core_req_release(struct ibmsg_request_s *req)
 {
     ibmsg_context_t ctx = req->ctx;
 
+    if (util_unlikely(req->iov.ext != NULL)) {
+        core_iov_release(ctx, &req->iov);
+    }
     req->state = CORE_REQ_FREE;
     req->free_next = ctx->req_free;
     ctx->req_free = req;

@@ -31,6 +31,12 @@ void core_rma_ep_init(ibmsg_ep_t ep)
     ep->rma.max_fragment =
         info->max_msg_sz > 0 ? UTIL_MIN(info->max_msg_sz, CORE_RMA_FRAGMENT_CAP) : (1u << 20);
     ep->rma.max_rd_atomic = UTIL_MAX(1u, caps.max_rd_atomic);
+    ep->rma.sge_wr = UTIL_MAX(1u, caps.max_send_sge);
+    ep->rma.sge_rd = UTIL_MAX(1u, UTIL_MIN(ep->rma.sge_wr, info->max_sge_rd));
+    if (ep->ctx->cfg.iov_sge_max > 0) {
+        ep->rma.sge_wr = UTIL_MIN(ep->rma.sge_wr, (uint32_t)ep->ctx->cfg.iov_sge_max);
+        ep->rma.sge_rd = UTIL_MIN(ep->rma.sge_rd, (uint32_t)ep->ctx->cfg.iov_sge_max);
+    }
 }
 
 void core_rma_ep_cleanup(ibmsg_ep_t ep)
@@ -49,6 +55,14 @@ void core_rma_complete(ibmsg_ep_t ep, struct ibmsg_request_s *req, int error)
     }
     if (req->rma.lmem != NULL) {
         req->rma.lmem->inflight--;
+    }
+    if (util_unlikely(req->iov.ext != NULL)) {
+        for (uint32_t i = 0; i < req->iov.cnt; i++) {
+            if (req->iov.ext->hold[i].mem != NULL) {
+                req->iov.ext->hold[i].mem->inflight--;
+                req->iov.ext->hold[i].mem = NULL;
+            }
+        }
     }
     ep->rma.outstanding--;
     if (req->rma.implicit) {
@@ -153,17 +167,25 @@ static int rma_post(ibmsg_ep_t ep, struct ibmsg_request_s *req)
     do {
         core_sslot_t *slot;
         uint64_t frag = UTIL_MIN(req->len - r->posted, (uint64_t)ep->rma.max_fragment);
-        int last = r->posted + frag == req->len;
         unsigned flags = r->is_inline ? VERBS_SEND_INLINE : 0;
-        verbs_sge_t sge;
-        int status;
+        verbs_sge_t sge[VERBS_QP_SGE_MAX];
+        int status, last, nsge = r->op == CORE_RMA_MARKER ? 0 : 1;
 
         if (util_unlikely(!core_sq_room(ep, 1))) {
             return 0;
         }
-        sge.addr = (uintptr_t)req->buf + r->posted;
-        sge.length = (uint32_t)frag;
-        sge.lkey = r->lkey;
+        if (util_unlikely(req->iov.iov != NULL)) {
+            /* A vector: as many entries as one work request gathers (or scatters to); the
+               rest go in the next ones, at the following remote offsets. */
+            frag =
+                core_iov_sges(&req->iov, r->posted, frag,
+                              r->op == CORE_RMA_GET ? ep->rma.sge_rd : ep->rma.sge_wr, sge, &nsge);
+        } else {
+            sge[0].addr = (uintptr_t)req->buf + r->posted;
+            sge[0].length = (uint32_t)frag;
+            sge[0].lkey = r->lkey;
+        }
+        last = r->posted + frag == req->len;
         slot = core_sslot_take(ep);
         slot->req = last ? req : NULL;
         if ((last && !r->implicit) || ep->sq_head + 1 - ep->sq_last_signal >= ep->signal_interval) {
@@ -177,8 +199,7 @@ static int rma_post(ibmsg_ep_t ep, struct ibmsg_request_s *req)
         }
         status =
             verbs_qp_post_rdma(ep->qp, r->op == CORE_RMA_GET ? VERBS_RDMA_READ : VERBS_RDMA_WRITE,
-                               &sge, r->op == CORE_RMA_MARKER ? 0 : 1, r->raddr + r->posted,
-                               r->rkey, flags, (uintptr_t)slot);
+                               sge, nsge, r->raddr + r->posted, r->rkey, flags, (uintptr_t)slot);
         core_cnt_posted_now(ep);
         if (util_unlikely(status != IBMSG_OK)) {
             if (verbs_post_refused(status)) {
@@ -266,15 +287,12 @@ static int rma_enqueue(ibmsg_ep_t ep, ibmsg_request_t req, ibmsg_rkey_t rkey, ui
     return IBMSG_OK;
 }
 
-static int rma_issue(ibmsg_ep_t ep, uint8_t op, void *buf, size_t len, ibmsg_mem_t lmem,
-                     uint64_t raddr, ibmsg_rkey_t rkey, ibmsg_request_t *req_p)
+/* The checks of put, get and their vector forms before anything local: the handles, the
+   endpoint, the key's access and the remote range. */
+static int rma_check(ibmsg_ep_t ep, uint8_t op, ibmsg_rkey_t rkey, uint64_t raddr, size_t len)
 {
-    struct ibmsg_request_s *req;
-    int status, is_inline;
+    int status;
 
-    if (util_unlikely(ep == NULL || rkey == NULL || (buf == NULL && len > 0))) {
-        return IBMSG_ERR_INVALID;
-    }
     if (util_unlikely(rkey->state != CORE_RMA_SLOT_RKEY || rkey->ep != ep)) {
         util_error("qp 0x%x: remote key %s", ep->qpn,
                    rkey->state != CORE_RMA_SLOT_RKEY ? "destroyed" : "of another endpoint");
@@ -293,15 +311,28 @@ static int rma_issue(ibmsg_ep_t ep, uint8_t op, void *buf, size_t len, ibmsg_mem
     if (util_unlikely(!core_rkey_in_bounds(rkey->base, rkey->length, raddr, len))) {
         return rma_refuse_bounds(ep, rkey, raddr, len);
     }
-    is_inline = op == CORE_RMA_PUT && len <= ep->rma.inline_max;
-    if (len > 0 && !is_inline &&
-        util_unlikely(lmem == NULL || lmem->state != CORE_RMA_SLOT_MEM || lmem->ctx != ep->ctx ||
-                      !core_rkey_in_bounds(lmem->addr, lmem->len, (uintptr_t)buf, len))) {
-        return rma_bad_local(ep, buf, len, lmem);
-    }
-    req = core_req_alloc(ep->ctx);
+    return IBMSG_OK;
+}
+
+/* Whether [buf, buf + len) lies in lmem, a live mapping of ep's context. */
+static inline int rma_local_ok(ibmsg_ep_t ep, const void *buf, size_t len, ibmsg_mem_t lmem)
+{
+    return lmem != NULL && lmem->state == CORE_RMA_SLOT_MEM && lmem->ctx == ep->ctx &&
+           core_rkey_in_bounds(lmem->addr, lmem->len, (uintptr_t)buf, len);
+}
+
+/* A checked put or get of len bytes to raddr: its request, counted. NULL with *status set when
+   it ended here (len 0: complete at once; or no memory). */
+static struct ibmsg_request_s *rma_start(ibmsg_ep_t ep, uint8_t op, void *buf, size_t len,
+                                         uint64_t raddr, ibmsg_rkey_t rkey, int is_inline,
+                                         ibmsg_request_t *req_p, int *status)
+{
+    struct ibmsg_request_s *req = core_req_alloc(ep->ctx);
+
+    *status = IBMSG_OK;
     if (util_unlikely(req == NULL)) {
-        return IBMSG_ERR_NO_MEMORY;
+        *status = IBMSG_ERR_NO_MEMORY;
+        return NULL;
     }
     req->type = CORE_REQ_RMA;
     req->ep = ep;
@@ -329,14 +360,90 @@ static int rma_issue(ibmsg_ep_t ep, uint8_t op, void *buf, size_t len, ibmsg_mem
             core_req_complete(req, IBMSG_OK);
             *req_p = req;
         }
-        return IBMSG_OK;
+        return NULL;
     }
-    if (is_inline) {
-        req->rma.is_inline = 1;
-    } else {
+    req->rma.is_inline = (uint8_t)is_inline;
+    return req;
+}
+
+static int rma_issue(ibmsg_ep_t ep, uint8_t op, void *buf, size_t len, ibmsg_mem_t lmem,
+                     uint64_t raddr, ibmsg_rkey_t rkey, ibmsg_request_t *req_p)
+{
+    struct ibmsg_request_s *req;
+    int status, is_inline;
+
+    if (util_unlikely(ep == NULL || rkey == NULL || (buf == NULL && len > 0))) {
+        return IBMSG_ERR_INVALID;
+    }
+    status = rma_check(ep, op, rkey, raddr, len);
+    if (util_unlikely(status != IBMSG_OK)) {
+        return status;
+    }
+    is_inline = op == CORE_RMA_PUT && len <= ep->rma.inline_max;
+    if (len > 0 && !is_inline && util_unlikely(!rma_local_ok(ep, buf, len, lmem))) {
+        return rma_bad_local(ep, buf, len, lmem);
+    }
+    req = rma_start(ep, op, buf, len, raddr, rkey, is_inline, req_p, &status);
+    if (req == NULL) {
+        return status;
+    }
+    if (!is_inline) {
         req->rma.lkey = lmem->vm.lkey;
         req->rma.lmem = lmem;
         lmem->inflight++;
+    }
+    return rma_enqueue(ep, req, rkey, raddr, req_p);
+}
+
+/* putv and getv: the entries checked and each one's mapping held in the request's extension
+   (its in-flight count, as a put's single mapping), then queued like a put or get. */
+static int rma_issue_v(ibmsg_ep_t ep, uint8_t op, const ibmsg_iov_t *iov, size_t count,
+                       uint64_t raddr, ibmsg_rkey_t rkey, ibmsg_request_t *req_p)
+{
+    struct ibmsg_request_s *req;
+    core_iov_ext_t *x;
+    size_t len;
+    int status, is_inline;
+
+    if (util_unlikely(ep == NULL || rkey == NULL)) {
+        return IBMSG_ERR_INVALID;
+    }
+    status = core_iov_check(iov, count, &len);
+    if (util_unlikely(status != IBMSG_OK)) {
+        return status;
+    }
+    status = rma_check(ep, op, rkey, raddr, len);
+    if (util_unlikely(status != IBMSG_OK)) {
+        return status;
+    }
+    is_inline = op == CORE_RMA_PUT && len <= ep->rma.inline_max;
+    for (size_t i = 0; i < count && !is_inline; i++) {
+        if (iov[i].len > 0 &&
+            util_unlikely(!rma_local_ok(ep, iov[i].buf, iov[i].len, iov[i].mem))) {
+            return rma_bad_local(ep, iov[i].buf, iov[i].len, iov[i].mem);
+        }
+    }
+    x = core_iov_ext_get(ep->ctx);
+    if (util_unlikely(x == NULL)) {
+        return IBMSG_ERR_NO_MEMORY;
+    }
+    req = rma_start(ep, op, NULL, len, raddr, rkey, is_inline, req_p, &status);
+    if (status == IBMSG_OK) {
+        core_cnt_inc(ep->ctx->cnt, CNT_CORE_IOV_OPS); /* issued (an empty one completed) */
+        core_cnt_add(ep->ctx->cnt, CNT_CORE_IOV_ENTRIES, count);
+    }
+    if (req == NULL) {
+        core_iov_release(ep->ctx, &(core_iov_req_t){.ext = x});
+        return status;
+    }
+    req->iov.iov = iov;
+    req->iov.cnt = (uint32_t)count;
+    req->iov.ext = x;
+    for (size_t i = 0; i < count && !is_inline; i++) {
+        if (iov[i].len > 0) {
+            x->hold[i].mem = iov[i].mem;
+            iov[i].mem->inflight++;
+        }
     }
     return rma_enqueue(ep, req, rkey, raddr, req_p);
 }
@@ -451,6 +558,18 @@ int ibmsg_get(ibmsg_ep_t ep, void *buf, size_t len, ibmsg_mem_t lmem, uint64_t r
               ibmsg_rkey_t rkey, ibmsg_request_t *req)
 {
     return rma_issue(ep, CORE_RMA_GET, buf, len, lmem, remote_addr, rkey, req);
+}
+
+int ibmsg_putv(ibmsg_ep_t ep, const ibmsg_iov_t *iov, size_t count, uint64_t remote_addr,
+               ibmsg_rkey_t rkey, ibmsg_request_t *req)
+{
+    return rma_issue_v(ep, CORE_RMA_PUT, iov, count, remote_addr, rkey, req);
+}
+
+int ibmsg_getv(ibmsg_ep_t ep, const ibmsg_iov_t *iov, size_t count, uint64_t remote_addr,
+               ibmsg_rkey_t rkey, ibmsg_request_t *req)
+{
+    return rma_issue_v(ep, CORE_RMA_GET, iov, count, remote_addr, rkey, req);
 }
 
 int ibmsg_ep_flush(ibmsg_ep_t ep, ibmsg_request_t *req_p)

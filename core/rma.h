@@ -83,6 +83,10 @@ typedef struct core_rma_ep {
     uint32_t inline_max;   /* puts of up to this many bytes go inline */
     uint32_t max_fragment; /* largest work request */
     uint32_t max_rd_atomic;
+    /* Elements of one work request's gather/scatter list (vectors, iov.h): WRITE and SEND
+       (max_send_sge), READ (also the device's max_sge_rd); core_iov_sge_max lowers both. */
+    uint32_t sge_wr;
+    uint32_t sge_rd;
 } core_rma_ep_t;
 
 /* Operation kinds (struct ibmsg_request_s rma.op). */

@@ -234,10 +234,17 @@ int core_rndv_send(ibmsg_ep_t ep, struct ibmsg_request_s *req)
     if (rv->tx[id & RNDV_MASK] != NULL) {
         return IBMSG_ERR_NO_RESOURCE; /* CORE_RNDV_MAX sends await their FIN */
     }
+    if (util_unlikely(req->iov.iov != NULL) && req->iov.ext == NULL) {
+        status = core_iov_stage(req); /* a vector: the peer reads one packed copy */
+        if (status != IBMSG_OK) {
+            return status;
+        }
+    }
     /* A window, up to the size one bind takes, unless the registration kept from a retry says
-       otherwise. */
-    window = req->rndv.reg != NULL ? (req->rndv.reg->access & VERBS_ACCESS_MW_BIND) != 0
-                                   : rv->windows && req->len <= rv->window_max;
+       otherwise; a vector's packed copy lives for this transfer only, and so does its key. */
+    window = req->rndv.reg != NULL
+                 ? (req->rndv.reg->access & VERBS_ACCESS_MW_BIND) != 0
+                 : rv->windows && req->len <= rv->window_max && req->iov.iov == NULL;
     if (window && req->rndv.win == NULL && !core_sq_room(ep, 2)) {
         return IBMSG_ERR_NO_RESOURCE; /* the bind and the RTS go together */
     }
@@ -410,6 +417,10 @@ static void pull_finish(ibmsg_ep_t ep, struct ibmsg_request_s *req)
         verbs_rcache_put(ep->ctx->rcache, req->rndv.reg);
         req->rndv.reg = NULL;
     }
+    if (req->rndv.vector) {
+        core_iov_unregister(ep->ctx, &req->iov);
+        req->rndv.vector = 0;
+    }
     if (ok) {
         core_cnt_add(ep->cnt, CNT_CORE_RNDV_BYTES_RECVD, req->rndv.want);
     }
@@ -445,6 +456,7 @@ void core_rndv_pull(ibmsg_ep_t ep, struct ibmsg_request_s *req, const core_wire_
     r->reads_out = 0;
     r->active = 1;
     r->window = (hdr->flags & CORE_WIRE_FLAG_WINDOW) != 0;
+    r->vector = 0;
     r->error = IBMSG_OK;
     r->next = NULL;
     if (util_unlikely(ep->state != CORE_EP_CONNECTED)) {
@@ -462,7 +474,15 @@ void core_rndv_pull(ibmsg_ep_t ep, struct ibmsg_request_s *req, const core_wire_
     if (core_ev_on(core_ev_rndv_started)) {
         core_ev_rndv_raise(&core_ev_rndv_started, ep, req, 1, rts->length, IBMSG_OK);
     }
-    if (r->want > 0) {
+    if (r->want > 0 && util_unlikely(req->iov.iov != NULL)) {
+        /* A vector: each entry registered, read into with a scatter list (no copy). */
+        int status = core_iov_register(ep->ctx, &req->iov, r->want);
+        if (status != IBMSG_OK) {
+            r->error = status;
+        } else {
+            r->vector = 1;
+        }
+    } else if (r->want > 0) {
         int status =
             verbs_rcache_get(ep->ctx->rcache, req->buf, r->want, VERBS_ACCESS_LOCAL_WRITE, &r->reg);
         if (status != IBMSG_OK) {
@@ -470,7 +490,7 @@ void core_rndv_pull(ibmsg_ep_t ep, struct ibmsg_request_s *req, const core_wire_
             r->error = status;
         }
     }
-    if (r->reg == NULL) {
+    if (r->reg == NULL && !r->vector) {
         pull_finish(ep, req); /* nothing to read, or the buffer cannot be registered */
         return;
     }
@@ -509,20 +529,26 @@ static void pull_service(ibmsg_ep_t ep)
         while (r->posted < r->want) {
             core_sslot_t *slot;
             uint32_t n = (uint32_t)UTIL_MIN((uint64_t)rv->chunk, r->want - r->posted);
-            int status;
+            int status, nsge = 1;
             if (rv->reads_out >= rv->reads_max || !core_sq_room(ep, 1)) {
                 return; /* resumed when a READ or send completes */
             }
-            verbs_sge_t sge = {(uintptr_t)req->buf + r->posted, n, r->reg->lkey};
+            verbs_sge_t sge[VERBS_QP_SGE_MAX];
+            if (util_unlikely(r->vector)) {
+                /* As many entries as one READ scatters to; the rest in the next READs. */
+                n = core_iov_sges(&req->iov, r->posted, n, ep->rma.sge_rd, sge, &nsge);
+            } else {
+                sge[0] = (verbs_sge_t){(uintptr_t)req->buf + r->posted, n, r->reg->lkey};
+            }
 
             slot = core_sslot_take(ep);
             slot->rndv = req;
             slot->signaled = 1;
             /* Every READ is signalled: its completion frees a read slot and may end the pull.
                Held when messages are: the READs of one progress call go in one post. */
-            status =
-                verbs_qp_post_rdma(ep->qp, VERBS_RDMA_READ, &sge, 1, r->raddr + r->posted, r->rkey,
-                                   VERBS_SEND_SIGNALED | core_ep_defer(ep), (uintptr_t)slot);
+            status = verbs_qp_post_rdma(ep->qp, VERBS_RDMA_READ, sge, nsge, r->raddr + r->posted,
+                                        r->rkey, VERBS_SEND_SIGNALED | core_ep_defer(ep),
+                                        (uintptr_t)slot);
             if (status != IBMSG_OK) {
                 slot->rndv = NULL;
                 core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);

@@ -89,6 +89,7 @@ typedef struct core_rndv_req {
     uint32_t reads_out;           /* receives: READs posted and not complete */
     uint8_t active;               /* between RTS and FIN: not cancellable */
     uint8_t window;               /* receives: the key is a window the FIN invalidates */
+    uint8_t vector;               /* receives: into a vector (iov.h) */
     int error;                    /* receives: the completion status once the reads are done */
     struct ibmsg_request_s *next; /* the endpoint's queue of pulls to post, or of sends whose
                                      window awaits a LOCAL_INV */

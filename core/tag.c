@@ -11,15 +11,15 @@ static inline int tag_send_now(struct ibmsg_ep_s *ep)
     return core_mq_list_empty(&ep->pending) && core_ep_can_send(ep);
 }
 
-int ibmsg_tag_isend(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag,
-                    ibmsg_request_t *req_p)
+/* A send of buf, or of the vector iov (cnt entries, checked, len their total). Inlined into
+   both callers, so the contiguous one keeps no vector branch. */
+static UTIL_ALWAYS_INLINE int tag_isend(ibmsg_ep_t ep, const void *buf, const ibmsg_iov_t *iov,
+                                        uint32_t cnt, size_t len, uint64_t tag,
+                                        ibmsg_request_t *req_p)
 {
     struct ibmsg_request_s *req;
     int status;
 
-    if (util_unlikely(ep == NULL || req_p == NULL || (buf == NULL && len > 0))) {
-        return IBMSG_ERR_INVALID;
-    }
     if (util_unlikely(ep->state != CORE_EP_CONNECTED) && ep->state != CORE_EP_CONNECTING) {
         return ep->state == CORE_EP_FAILED ? IBMSG_ERR_PEER_FAILED : IBMSG_ERR_INVALID;
     }
@@ -31,6 +31,8 @@ int ibmsg_tag_isend(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag,
     req->ep = ep;
     req->buf = (void *)(uintptr_t)buf;
     req->len = len;
+    req->iov.iov = iov;
+    req->iov.cnt = cnt;
     req->status.source = ep;
     req->status.tag = tag;
     req->status.length = len;
@@ -44,7 +46,9 @@ int ibmsg_tag_isend(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag,
                 return IBMSG_OK;
             }
         } else {
-            status = core_ep_post_msg(ep, CORE_WIRE_EAGER, tag, buf, (uint32_t)len);
+            status = util_unlikely(req->iov.iov != NULL)
+                         ? core_ep_post_iov(ep, tag, req->iov.iov, req->iov.cnt, (uint32_t)len)
+                         : core_ep_post_msg(ep, CORE_WIRE_EAGER, tag, buf, (uint32_t)len);
             if (util_likely(status == IBMSG_OK)) {
                 core_req_complete(req, IBMSG_OK);
                 *req_p = req;
@@ -67,6 +71,36 @@ int ibmsg_tag_isend(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag,
     return IBMSG_OK;
 }
 
+int ibmsg_tag_isend(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag,
+                    ibmsg_request_t *req_p)
+{
+    if (util_unlikely(ep == NULL || req_p == NULL || (buf == NULL && len > 0))) {
+        return IBMSG_ERR_INVALID;
+    }
+    return tag_isend(ep, buf, NULL, 0, len, tag, req_p);
+}
+
+int ibmsg_tag_isendv(ibmsg_ep_t ep, const ibmsg_iov_t *iov, size_t count, uint64_t tag,
+                     ibmsg_request_t *req_p)
+{
+    size_t len;
+    int status;
+
+    if (ep == NULL || req_p == NULL) {
+        return IBMSG_ERR_INVALID;
+    }
+    status = core_iov_check(iov, count, &len);
+    if (status != IBMSG_OK) {
+        return status;
+    }
+    status = tag_isend(ep, NULL, iov, (uint32_t)count, len, tag, req_p);
+    if (status == IBMSG_OK) {
+        core_cnt_inc(ep->ctx->cnt, CNT_CORE_IOV_OPS);
+        core_cnt_add(ep->ctx->cnt, CNT_CORE_IOV_ENTRIES, count);
+    }
+    return status;
+}
+
 void core_tag_take_unexpected(ibmsg_context_t ctx, struct ibmsg_request_s *req, core_rdesc_t *d)
 {
     size_t len = req->len;
@@ -81,7 +115,7 @@ void core_tag_take_unexpected(ibmsg_context_t ctx, struct ibmsg_request_s *req, 
         return;
     }
     if (n > 0) {
-        memcpy(req->buf, (const char *)d->buf.data + d->offset, n);
+        core_req_copy_in(req, (const char *)d->buf.data + d->offset, n);
     }
     req->status.source = d->ep;
     req->status.tag = d->mq.tag;
@@ -96,16 +130,14 @@ void core_tag_take_unexpected(ibmsg_context_t ctx, struct ibmsg_request_s *req, 
     core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
 }
 
-int ibmsg_tag_irecv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, size_t len, uint64_t tag,
-                    uint64_t mask, ibmsg_request_t *req_p)
+/* A receive into buf, or into the vector iov (as tag_isend). */
+static UTIL_ALWAYS_INLINE int tag_irecv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf,
+                                        const ibmsg_iov_t *iov, uint32_t cnt, size_t len,
+                                        uint64_t tag, uint64_t mask, ibmsg_request_t *req_p)
 {
     struct ibmsg_request_s *req;
     core_mq_entry_t *e;
 
-    if (util_unlikely(ctx == NULL || req_p == NULL || (buf == NULL && len > 0) ||
-                      (ep != NULL && ep->ctx != ctx))) {
-        return IBMSG_ERR_INVALID;
-    }
     req = core_req_alloc(ctx);
     if (util_unlikely(req == NULL)) {
         return IBMSG_ERR_NO_MEMORY;
@@ -114,6 +146,8 @@ int ibmsg_tag_irecv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, size_t len, u
     req->ep = ep;
     req->buf = buf;
     req->len = len;
+    req->iov.iov = iov;
+    req->iov.cnt = cnt;
     e = core_mq_match_posted(&ctx->mq, ep, tag, mask);
     if (e != NULL) {
         core_tag_take_unexpected(ctx, req, util_container_of(e, core_rdesc_t, mq));
@@ -131,6 +165,37 @@ int ibmsg_tag_irecv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, size_t len, u
     core_mq_push_posted(&ctx->mq, &req->mq);
     *req_p = req;
     return IBMSG_OK;
+}
+
+int ibmsg_tag_irecv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, size_t len, uint64_t tag,
+                    uint64_t mask, ibmsg_request_t *req_p)
+{
+    if (util_unlikely(ctx == NULL || req_p == NULL || (buf == NULL && len > 0) ||
+                      (ep != NULL && ep->ctx != ctx))) {
+        return IBMSG_ERR_INVALID;
+    }
+    return tag_irecv(ctx, ep, buf, NULL, 0, len, tag, mask, req_p);
+}
+
+int ibmsg_tag_irecvv(ibmsg_context_t ctx, ibmsg_ep_t ep, const ibmsg_iov_t *iov, size_t count,
+                     uint64_t tag, uint64_t mask, ibmsg_request_t *req_p)
+{
+    size_t len;
+    int status;
+
+    if (ctx == NULL || req_p == NULL || (ep != NULL && ep->ctx != ctx)) {
+        return IBMSG_ERR_INVALID;
+    }
+    status = core_iov_check(iov, count, &len);
+    if (status != IBMSG_OK) {
+        return status;
+    }
+    status = tag_irecv(ctx, ep, NULL, iov, (uint32_t)count, len, tag, mask, req_p);
+    if (status == IBMSG_OK) {
+        core_cnt_inc(ctx->cnt, CNT_CORE_IOV_OPS);
+        core_cnt_add(ctx->cnt, CNT_CORE_IOV_ENTRIES, count);
+    }
+    return status;
 }
 
 int ibmsg_tag_send(ibmsg_ep_t ep, const void *buf, size_t len, uint64_t tag)
@@ -175,4 +240,21 @@ int ibmsg_tag_recv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, size_t len, ui
         return ret;
     }
     return ibmsg_request_wait(&req, status);
+}
+
+int ibmsg_tag_sendv(ibmsg_ep_t ep, const ibmsg_iov_t *iov, size_t count, uint64_t tag)
+{
+    ibmsg_request_t req;
+    int ret = ibmsg_tag_isendv(ep, iov, count, tag, &req);
+
+    return ret == IBMSG_OK ? ibmsg_request_wait(&req, NULL) : ret;
+}
+
+int ibmsg_tag_recvv(ibmsg_context_t ctx, ibmsg_ep_t ep, const ibmsg_iov_t *iov, size_t count,
+                    uint64_t tag, uint64_t mask, ibmsg_tag_status_t *status)
+{
+    ibmsg_request_t req;
+    int ret = ibmsg_tag_irecvv(ctx, ep, iov, count, tag, mask, &req);
+
+    return ret == IBMSG_OK ? ibmsg_request_wait(&req, status) : ret;
 }

@@ -130,6 +130,7 @@ static int port_setup(struct ibv_context *ctx, const struct ibv_port_attr *pa, u
     info->max_srq = (uint32_t)da.max_srq;
     info->max_srq_wr = (uint32_t)da.max_srq_wr;
     info->max_sge = (uint32_t)da.max_sge;
+    info->max_sge_rd = (uint32_t)da.max_sge_rd;
     info->max_msg_sz = pa->max_msg_sz;
     info->max_rd_atom = (uint32_t)UTIL_MIN(da.max_qp_rd_atom, 255);
     info->max_init_rd_atom = (uint32_t)UTIL_MIN(da.max_qp_init_rd_atom, 255);

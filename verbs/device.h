@@ -36,6 +36,7 @@ typedef struct verbs_dev_info {
     uint32_t max_srq;    /* shared receive queues (0: none, verbs/srq.h) */
     uint32_t max_srq_wr; /* receives one SRQ holds at most */
     uint32_t max_sge;
+    uint32_t max_sge_rd;       /* scatter elements of an RDMA READ (may be below max_sge) */
     uint32_t max_msg_sz;       /* largest message of the port (RDMA READ included) */
     uint32_t max_rd_atom;      /* RDMA READs a QP serves at once (responder) */
     uint32_t max_init_rd_atom; /* RDMA READs a QP may have outstanding (initiator) */

@@ -41,6 +41,8 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
 {
     struct ibv_qp_init_attr init = {0};
     struct ibv_qp_attr attr = {0};
+    /* Messages take 2 (header, payload); vector operations up to VERBS_QP_SGE_MAX. */
+    uint32_t sge = UTIL_MAX(2u, UTIL_MIN(dev != NULL ? dev->info.max_sge : 2u, VERBS_QP_SGE_MAX));
     verbs_qp_t *qp;
     int status;
 
@@ -59,18 +61,25 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     init.sq_sig_all = 0; /* selective signalling */
     init.cap.max_send_wr = params->sq_depth;
     init.cap.max_recv_wr = params->rq_depth;
-    init.cap.max_send_sge = 2;
+    init.cap.max_send_sge = sge;
     init.cap.max_recv_sge = params->srq != NULL ? 0 : 1;
     init.cap.max_inline_data = params->max_inline;
     init.srq = params->srq != NULL ? params->srq->srq : NULL;
     qp->qp = ibv_create_qp(dev->pd, &init);
-    /* max_inline is a wish: devices refuse more than they support, so ask for less until one
-     * fits (rxe: 512 bytes). */
-    while (qp->qp == NULL && errno == EINVAL && init.cap.max_inline_data > 0) {
-        init.cap.max_inline_data /= 2;
+    /* max_inline and the gather elements are wishes: devices refuse more than they support
+     * (rxe: 512 inline bytes; a provider whose max_sge is its receive limit may take fewer
+     * send elements), so ask for less inline until one fits, and should none, again with the
+     * 2 elements messages need (vector operations then take more work requests). */
+    while (qp->qp == NULL && errno == EINVAL && (init.cap.max_inline_data > 0 || sge > 2)) {
+        if (init.cap.max_inline_data > 0) {
+            init.cap.max_inline_data /= 2;
+        } else {
+            sge = 2;
+            init.cap.max_inline_data = params->max_inline;
+        }
         init.cap.max_send_wr = params->sq_depth;
         init.cap.max_recv_wr = params->rq_depth;
-        init.cap.max_send_sge = 2;
+        init.cap.max_send_sge = sge;
         init.cap.max_recv_sge = params->srq != NULL ? 0 : 1;
         qp->qp = ibv_create_qp(dev->pd, &init);
     }
@@ -89,6 +98,7 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     qp->caps.sq_depth = init.cap.max_send_wr;
     qp->caps.rq_depth = init.cap.max_recv_wr;
     qp->caps.max_inline = init.cap.max_inline_data;
+    qp->caps.max_send_sge = UTIL_MIN(init.cap.max_send_sge, VERBS_QP_SGE_MAX);
     qp->caps.max_rd_atomic = verbs_qp_rd_atom(dev->info.max_init_rd_atom, params->max_rd_atomic);
     qp->caps.max_dest_rd_atomic = verbs_qp_rd_atom(dev->info.max_rd_atom, params->max_rd_atomic);
     qp->caps.send_batch = UTIL_MIN(params->send_batch, (uint32_t)VERBS_SEND_BATCH_MAX);
@@ -444,7 +454,9 @@ int verbs_qp_submit_wr(verbs_qp_t *qp, struct ibv_send_wr *wr, unsigned flags, c
                    strerror(verbs_faults.post_errno));
         return verbs_errno_status(verbs_faults.post_errno);
     }
-    if ((flags & VERBS_SEND_DEFER) && qp->caps.send_batch > 1) {
+    /* A held send keeps 2 elements (messages); a longer gather list goes now, behind them. */
+    if ((flags & VERBS_SEND_DEFER) && qp->caps.send_batch > 1 &&
+        (wr->num_sge <= 2 || (wr->send_flags & IBV_SEND_INLINE))) {
         /* Without memory to hold it, the send goes at once: slower, the same on the wire. */
         if (util_likely(qp->held != NULL) || qp_hold_alloc(qp) == IBMSG_OK) {
             return qp_hold_send(qp, wr);
@@ -513,18 +525,21 @@ int verbs_qp_post_recv(verbs_qp_t *qp, const verbs_sge_t *sges, const uint64_t *
 int verbs_qp_post_rdma(verbs_qp_t *qp, int op, const verbs_sge_t *sge, int nsge, uint64_t raddr,
                        uint32_t rkey, unsigned flags, uint64_t wr_id)
 {
-    struct ibv_sge sg;
+    struct ibv_sge sg[VERBS_QP_SGE_MAX];
     struct ibv_send_wr wr;
 
-    if (nsge > 0) {
-        sg.addr = sge->addr;
-        sg.length = sge->length;
-        sg.lkey = sge->lkey;
+    if (util_unlikely(nsge < 0 || (uint32_t)nsge > qp->caps.max_send_sge)) {
+        return IBMSG_ERR_INVALID;
+    }
+    for (int i = 0; i < nsge; i++) {
+        sg[i].addr = sge[i].addr;
+        sg[i].length = sge[i].length;
+        sg[i].lkey = sge[i].lkey;
     }
     wr.wr_id = wr_id;
     wr.next = NULL;
-    wr.sg_list = nsge > 0 ? &sg : NULL;
-    wr.num_sge = nsge > 0 ? 1 : 0;
+    wr.sg_list = nsge > 0 ? sg : NULL;
+    wr.num_sge = nsge;
     wr.opcode = op == VERBS_RDMA_READ ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
     wr.send_flags = ((flags & VERBS_SEND_SIGNALED) ? IBV_SEND_SIGNALED : 0) |
                     ((flags & VERBS_SEND_INLINE) ? IBV_SEND_INLINE : 0) |

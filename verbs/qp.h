@@ -31,9 +31,10 @@ typedef struct verbs_qp_params {
        connected, also within the peer's responder resources. */
     uint32_t max_rd_atomic;
     uint32_t max_dest_rd_atomic; /* granted: READs this QP serves at once (responder) */
-    uint32_t send_batch; /* sends held for one doorbell at most (VERBS_SEND_DEFER; <= 1: none) */
-    uint16_t pkey_index; /* P_Key table index (set at RESET -> INIT) */
-    verbs_srq_t *srq;    /* receives come from this SRQ (rq_depth 0); NULL: the QP's own RQ */
+    uint32_t send_batch;   /* sends held for one doorbell at most (VERBS_SEND_DEFER; <= 1: none) */
+    uint32_t max_send_sge; /* granted: gather elements of a send or RDMA work request */
+    uint16_t pkey_index;   /* P_Key table index (set at RESET -> INIT) */
+    verbs_srq_t *srq;      /* receives come from this SRQ (rq_depth 0); NULL: the QP's own RQ */
 } verbs_qp_params_t;
 
 /* verbs_conn_params_t.retry_cnt: 7, or 6 on Soft-RoCE, which never counts down from 7. */
@@ -78,6 +79,12 @@ enum {
 
 /* Most receives one verbs_qp_post_recv call chains into one post list. */
 #define VERBS_RECV_BATCH_MAX 64
+
+/* Gather elements a queue pair asks for at most (the device's max_sge caps it): a vector
+   operation's entries (IBMSG_IOV_MAX). A send-queue entry of rxe or mlx5 holds about
+   max(16 bytes * elements, inline bytes) of data: 16 elements (256 B) are close to what the
+   default inline size (core_inline_limit, 200 B) takes already, so the queue barely grows. */
+#define VERBS_QP_SGE_MAX 16
 
 /**
  * Create an RC QP on dev with the given CQs and move it to INIT (so receives can be posted
@@ -196,8 +203,10 @@ enum {
 };
 
 /**
- * Post one RDMA WRITE or READ of nsge (0..1) local elements to [raddr, raddr + total) under rkey.
- * flags as for verbs_qp_post_send (INLINE only for WRITE, DEFER holds it the same way). A WRITE
+ * Post one RDMA WRITE or READ of nsge (0..max_send_sge; READ: also at most the device's
+ * max_sge_rd) local elements to [raddr, raddr + total) under rkey. flags as for
+ * verbs_qp_post_send (INLINE only for WRITE; DEFER holds it the same way, except a work request
+ * of more than 2 elements that is not inline: it goes at once, behind the held ones). A WRITE
  * of no elements moves no data (used as a signalled marker behind earlier unsignalled work
  * requests). Returns IBMSG_OK, or
  * IBMSG_ERR_NO_RESOURCE when the send queue is full, or another error (logged).

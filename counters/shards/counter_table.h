@@ -77,6 +77,11 @@
       "Messages ibmsg_tag_mprobe took out of matching (each received by ibmsg_tag_imrecv)")       \
     X(CORE_MPROBED_MSGS, "core_mprobed_msgs", LEVEL_WM, CONTEXT, TUNER_BASIC, "matching",         \
       "Messages taken by ibmsg_tag_mprobe and not yet given to ibmsg_tag_imrecv")               \
+    X(CORE_IOV_OPS, "core_iov_ops", COUNTER, CONTEXT, USER_BASIC, "core",                        \
+      "Vector operations issued: ibmsg_tag_isendv / _irecvv (and the blocking forms), "          \
+      "ibmsg_putv, ibmsg_getv")                                                                   \
+    X(CORE_IOV_ENTRIES, "core_iov_entries", COUNTER, CONTEXT, USER_BASIC, "core",                \
+      "Entries of the vector operations issued (empty entries included)")                         \
     X(CORE_PROGRESS_TIME, "core_progress_time", TIMER, CONTEXT, TUNER_DETAIL, "core",              \
       "Time spent in the progress engine, in nanoseconds (counted while a handle runs)")           \
     /* verbs (per context, except what belongs to one queue pair) */                               \

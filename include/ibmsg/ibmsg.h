@@ -60,6 +60,26 @@ typedef struct ibmsg_message_s *ibmsg_message_t;
 /* Bytes an endpoint address blob takes at most (see ibmsg_ep_address). */
 #define IBMSG_EP_ADDRESS_MAX 64
 
+/*
+ * Vectors: one entry of a message, put or get gathered from (or scattered into) several
+ * buffers. The message or transfer is the concatenation of the entries, in order; entries of
+ * length 0 are allowed (their buf may be NULL) and move nothing.
+ */
+typedef struct ibmsg_iov {
+    void *buf;               /* the entry's bytes (read for sends and puts, written otherwise) */
+    size_t len;              /* its length in bytes */
+    struct ibmsg_mem_s *mem; /* ibmsg_putv / ibmsg_getv: the mapping (ibmsg_mem_t, rma.h) buf
+                                lies in; tagged messages: ignored (IBMSG_MEM_NULL) */
+} ibmsg_iov_t;
+
+/*
+ * Entries a vector operation takes at most. 16: every entry of a queued operation keeps its
+ * mapping or registration in a fixed slot (no allocation on the way), and 16 gather elements
+ * fit one work request of mlx5 or Soft-RoCE in about the send-queue space the default inline
+ * data takes already. A device that takes fewer gets several work requests, never an error.
+ */
+#define IBMSG_IOV_MAX 16
+
 /* The completion of a request. */
 typedef struct ibmsg_tag_status {
     ibmsg_ep_t source; /* receive: the endpoint the message came in on; send: the endpoint */
@@ -287,6 +307,40 @@ IBMSG_API int ibmsg_tag_send(ibmsg_ep_t ep, const void *buf, size_t len, uint64_
  */
 IBMSG_API int ibmsg_tag_recv(ibmsg_context_t ctx, ibmsg_ep_t ep, void *buf, size_t len,
                              uint64_t tag, uint64_t mask, ibmsg_tag_status_t *status);
+
+/*
+ * Vector forms of send and receive: as ibmsg_tag_isend / _irecv / _send / _recv with the
+ * message gathered from (or scattered into) count entries of iov (0..IBMSG_IOV_MAX). Matching,
+ * ordering and truncation are those of a contiguous buffer of the entries' total length: a
+ * vector send matches any receive, contiguous or vector, and a longer message completes a
+ * vector receive with IBMSG_ERR_TRUNCATED, its first bytes in the entries in order and nothing
+ * written past the last. The entries' mem is ignored. The iov array, like the buffers, must stay
+ * unchanged until the request completes. Eager messages are copied from or to the entries (one
+ * pass, no allocation); a vector send above the eager limit is packed into one staging copy
+ * (allocated, and registered for that transfer only: the rendezvous protocol exposes one
+ * region), while a vector receive of a rendezvous message reads straight into its entries
+ * (RDMA READ with a scatter list; each entry registered through the registration cache).
+ * Counted in core_iov_ops and core_iov_entries.
+ * Extra errors: IBMSG_ERR_INVALID for iov NULL with count > 0, count > IBMSG_IOV_MAX, an entry
+ * with buf NULL and len > 0, or lengths whose sum (or an entry's end) wraps around;
+ * IBMSG_ERR_NO_MEMORY when a rendezvous send's staging copy cannot be allocated.
+ */
+
+/** ibmsg_tag_isend of the concatenation of iov[0..count). */
+IBMSG_API int ibmsg_tag_isendv(ibmsg_ep_t ep, const ibmsg_iov_t *iov, size_t count, uint64_t tag,
+                               ibmsg_request_t *req);
+
+/** ibmsg_tag_irecv into the entries of iov[0..count), in order. */
+IBMSG_API int ibmsg_tag_irecvv(ibmsg_context_t ctx, ibmsg_ep_t ep, const ibmsg_iov_t *iov,
+                               size_t count, uint64_t tag, uint64_t mask, ibmsg_request_t *req);
+
+/** Blocking: ibmsg_tag_isendv then ibmsg_request_wait. */
+IBMSG_API int ibmsg_tag_sendv(ibmsg_ep_t ep, const ibmsg_iov_t *iov, size_t count, uint64_t tag);
+
+/** Blocking: ibmsg_tag_irecvv then ibmsg_request_wait (status may be NULL). */
+IBMSG_API int ibmsg_tag_recvv(ibmsg_context_t ctx, ibmsg_ep_t ep, const ibmsg_iov_t *iov,
+                              size_t count, uint64_t tag, uint64_t mask,
+                              ibmsg_tag_status_t *status);
 
 /*
  * Probes: learn a message's source, tag and length before receiving it (to size the buffer).

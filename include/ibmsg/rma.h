@@ -169,6 +169,30 @@ IBMSG_API int ibmsg_get(ibmsg_ep_t ep, void *buf, size_t len, ibmsg_mem_t lmem,
                         uint64_t remote_addr, ibmsg_rkey_t rkey, ibmsg_request_t *req);
 
 /**
+ * Vector forms of put and get: the local side is the concatenation of iov[0..count) (each
+ * entry's mem the mapping its buf lies in), the remote side the contiguous range of their total
+ * length at remote_addr. One RDMA WRITE or READ carries as many entries as the device's gather
+ * limit allows (max_send_sge; READs also max_sge_rd; core_iov_sge_max lowers it); beyond it the
+ * operation is split into several work requests at consecutive remote offsets, so the bytes
+ * land exactly as one put or get of a contiguous buffer would put them, in issue order with the
+ * endpoint's other one-sided operations (a put behind a get is fenced as usual). A putv whose
+ * total fits inline may leave every mem IBMSG_MEM_NULL. The iov array, like the buffers, must
+ * stay unchanged until the operation completes. Counted in core_iov_ops and core_iov_entries
+ * (and as one put or get of the total length).
+ * @return as ibmsg_put / ibmsg_get; also IBMSG_ERR_INVALID for iov NULL with count > 0,
+ *         count > IBMSG_IOV_MAX, an entry with buf NULL and len > 0, an entry not inside its
+ *         mapping (or without one), or lengths whose sum wraps around; IBMSG_ERR_OUT_OF_BOUNDS
+ *         when the remote range of the total length is not inside the key's range.
+ * Thread safety: the context's thread only.
+ */
+IBMSG_API int ibmsg_putv(ibmsg_ep_t ep, const ibmsg_iov_t *iov, size_t count, uint64_t remote_addr,
+                         ibmsg_rkey_t rkey, ibmsg_request_t *req);
+
+/** ibmsg_get into the entries of iov[0..count), in order: see ibmsg_putv. */
+IBMSG_API int ibmsg_getv(ibmsg_ep_t ep, const ibmsg_iov_t *iov, size_t count, uint64_t remote_addr,
+                         ibmsg_rkey_t rkey, ibmsg_request_t *req);
+
+/**
  * Start a 64-bit fetch-and-add: the peer's word at remote_addr becomes word + add, and the word
  * it held is written to *result when the operation completes (wrapping modulo 2^64).
  * @param result where the previous value goes (8 bytes, any alignment); not to be read until

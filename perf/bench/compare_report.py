@@ -414,10 +414,35 @@ def plot(out, sizes, med, test):
     return png
 
 
+def atomics_table(samples, env, reps):
+    """ibmsg_atomic_lat / _bw against ib_atomic_lat / _bw (8-byte fetch-and-add): medians and
+    ratios."""
+    bw, n_bw = medians(samples, "bw", "msg_rate_Mps")
+    lat, n_lat = medians(samples, "lat", "lat_typical_us")
+    out = ["Remote atomics: ibmsg vs perftest, one boot, tools interleaved, %d repetition(s);"
+           " medians" % reps]
+    out += ["  " + l for l in env]
+    g = lambda d, t: d.get((t, 8))
+    k = lambda t: None if g(bw, t) is None else g(bw, t) * 1e3
+    rows = [["fetch-and-add rate, thousands/s (ib_atomic_bw / ibmsg_atomic_bw --counters)",
+             fmt(k("ibmsg")), fmt(k("perftest")), ratio(k("ibmsg"), k("perftest")),
+             "%d/%d" % (n_bw.get(("ibmsg", 8), 0), n_bw.get(("perftest", 8), 0))],
+            ["fetch-and-add latency, round trip, t_typical us (ib_atomic_lat / ibmsg_atomic_lat)",
+             fmt(g(lat, "ibmsg")), fmt(g(lat, "perftest")),
+             ratio(g(lat, "ibmsg"), g(lat, "perftest")),
+             "%d/%d" % (n_lat.get(("ibmsg", 8), 0), n_lat.get(("perftest", 8), 0))]]
+    out += table(rows, ["", "ibmsg", "perftest", "ibmsg/perftest", "runs i/p"])
+    notes = sorted({"%s %s: %s" % (s["tool"], s["test"], s["note"])
+                    for s in samples if not s["valid"]})
+    if notes:
+        out += ["", "Runs without a sample:"] + ["  " + n for n in notes]
+    return out
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     if len(args) != 1:
-        print("usage: compare_report.py OUT [--no-plots] [--counters-cost | --steps]",
+        print("usage: compare_report.py OUT [--no-plots] [--counters-cost | --steps | --atomics]",
               file=sys.stderr)
         return 2
     out = args[0]
@@ -438,6 +463,8 @@ def main():
     reps = max([int(s["rep"]) for s in samples] or [0])
     if "--counters-cost" in sys.argv:
         lines = cost_table(samples, env_lines, reps, out)
+    elif "--atomics" in sys.argv:
+        lines = atomics_table(samples, env_lines, reps)
     elif "--steps" in sys.argv:
         lines = steps_table(samples, sorted({s["size"] for s in samples}), env_lines, reps)
     else:

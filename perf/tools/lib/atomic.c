@@ -181,20 +181,16 @@ out:
 static int perf_atomic_client(const perf_options_t *o, perf_conn_t *c, perf_counters_t *pc,
                               perf_row_t *row)
 {
-    uint8_t blob[IBMSG_RKEY_BLOB_SIZE];
-    size_t blen = sizeof(blob);
     ibmsg_rkey_t rkey = IBMSG_RKEY_NULL;
     perf_atomic_done_t done;
-    uint64_t raddr;
+    uint64_t raddr = 0; /* the server's word */
     long count = 0;
     int ret, stop;
 
     memset(&done, 0, sizeof(done));
-    ret = ibmsg_oob_recv(c->oob, blob, &blen, PERF_OOB_TIMEOUT);
-    if (ret != IBMSG_OK || (ret = ibmsg_rkey_unpack(c->ep, blob, blen, &rkey)) != IBMSG_OK) {
-        return perf_fail("receive the server's key", ret);
+    if ((ret = perf_rma_accept(c, &rkey, &raddr)) != IBMSG_OK) {
+        return ret;
     }
-    ibmsg_rkey_range(rkey, &raddr, NULL); /* the server's word */
     if ((ret = perf_barrier(c)) != IBMSG_OK) {
         goto out;
     }
@@ -222,8 +218,7 @@ out:
 static int perf_atomic_server(const perf_options_t *o, perf_conn_t *c, perf_counters_t *pc,
                               perf_row_t *row)
 {
-    uint8_t blob[IBMSG_RKEY_BLOB_SIZE];
-    size_t blen = sizeof(blob), dlen;
+    size_t dlen;
     volatile uint64_t *word = perf_buffer(PERF_ATOMIC_REGION);
     ibmsg_mem_t mem = IBMSG_MEM_NULL;
     perf_atomic_done_t done;
@@ -234,15 +229,8 @@ static int perf_atomic_server(const perf_options_t *o, perf_conn_t *c, perf_coun
         return IBMSG_ERR_NO_MEMORY;
     }
     memset((void *)word, 0, PERF_ATOMIC_REGION);
-    ret = ibmsg_mem_map(c->ctx, (void *)word, PERF_ATOMIC_REGION, IBMSG_MEM_REMOTE_ATOMIC, &mem);
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_mem_rkey_pack(mem, blob, &blen);
-    }
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_oob_send(c->oob, blob, blen, PERF_OOB_TIMEOUT);
-    }
-    if (ret != IBMSG_OK || (ret = perf_barrier(c)) != IBMSG_OK) {
-        perf_fail("map and send the word's key", ret);
+    ret = perf_rma_offer(c, (void *)word, PERF_ATOMIC_REGION, IBMSG_MEM_REMOTE_ATOMIC, &mem);
+    if (ret != IBMSG_OK) {
         goto out;
     }
     if (pc != NULL && (ret = perf_counters_start(pc)) != IBMSG_OK) {

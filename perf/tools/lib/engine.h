@@ -3,6 +3,7 @@
 #define IBMSG_PERF_LIB_ENGINE_H
 
 #include <ibmsg/ibmsg.h>
+#include <ibmsg/rma.h>
 
 #include "perf/tools/lib/counters.h"
 #include "perf/tools/lib/perf.h"
@@ -25,6 +26,14 @@ double perf_now(void);
 int perf_fail(const char *what, int status);
 /** Both sides reach this point before either goes on (a TCP frame each way). */
 int perf_barrier(perf_conn_t *c);
+
+/**
+ * Server of a one-sided test (rma_keys.c): map [buf, buf + size) with flags (*mem; NULL on
+ * failure), send its packed key to the client, then the barrier. Errors are printed.
+ */
+int perf_rma_offer(perf_conn_t *c, void *buf, size_t size, unsigned flags, ibmsg_mem_t *mem);
+/** Client: receive the server's key and unpack it on c->ep (*rkey); *raddr is its base. */
+int perf_rma_accept(perf_conn_t *c, ibmsg_rkey_t *rkey, uint64_t *raddr);
 
 /** One size of the one-sided write bandwidth test (write.c), client or server side. */
 int perf_write_run(const perf_options_t *o, perf_conn_t *c, perf_counters_t *pc, size_t size,

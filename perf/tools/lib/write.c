@@ -27,15 +27,13 @@ static int perf_write_client(const perf_options_t *o, perf_conn_t *c, perf_count
 {
     long depth = o->tx_depth, limit = o->duration > 0 ? LONG_MAX : o->iters;
     long g = o->cq_mod > 0 ? o->cq_mod : 16, nreq, posted = 0, done = 0, head = 0, tail = 0;
-    uint8_t blob[IBMSG_RKEY_BLOB_SIZE];
-    size_t blen = sizeof(blob);
     ibmsg_rkey_t rkey = IBMSG_RKEY_NULL;
     ibmsg_mem_t mem = IBMSG_MEM_NULL;
     ibmsg_request_t *ring = NULL;
     long *mark = NULL;
     double *when = NULL, best = 0, t0, t1, end;
     char *buf = perf_buffer(size);
-    uint64_t raddr, count;
+    uint64_t raddr = 0, count;
     int ret, stop;
 
     (void)res; /* no messages: the count goes over TCP */
@@ -50,12 +48,9 @@ static int perf_write_client(const perf_options_t *o, perf_conn_t *c, perf_count
         goto out;
     }
     memset(buf, 0x5a, size);
-    ret = ibmsg_oob_recv(c->oob, blob, &blen, PERF_OOB_TIMEOUT);
-    if (ret != IBMSG_OK || (ret = ibmsg_rkey_unpack(c->ep, blob, blen, &rkey)) != IBMSG_OK) {
-        perf_fail("receive the server's key", ret);
+    if ((ret = perf_rma_accept(c, &rkey, &raddr)) != IBMSG_OK) {
         goto out;
     }
-    ibmsg_rkey_range(rkey, &raddr, NULL); /* the server's buffer */
     ret = ibmsg_mem_map(c->ctx, buf, size, 0, &mem);
     if (ret != IBMSG_OK) {
         perf_fail("map the source buffer", ret);
@@ -157,8 +152,6 @@ out:
 static int perf_write_server(const perf_options_t *o, perf_conn_t *c, perf_counters_t *pc,
                              size_t size, perf_row_t *row, perf_result_t *res)
 {
-    uint8_t blob[IBMSG_RKEY_BLOB_SIZE];
-    size_t blen = sizeof(blob);
     char *buf = perf_buffer(size);
     ibmsg_mem_t mem = IBMSG_MEM_NULL;
     size_t clen = sizeof(uint64_t);
@@ -172,15 +165,7 @@ static int perf_write_server(const perf_options_t *o, perf_conn_t *c, perf_count
         return IBMSG_ERR_NO_MEMORY;
     }
     memset(buf, 0, size);
-    ret = ibmsg_mem_map(c->ctx, buf, size, IBMSG_MEM_REMOTE_WRITE, &mem);
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_mem_rkey_pack(mem, blob, &blen);
-    }
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_oob_send(c->oob, blob, blen, PERF_OOB_TIMEOUT);
-    }
-    if (ret != IBMSG_OK || (ret = perf_barrier(c)) != IBMSG_OK) {
-        perf_fail("map and send the buffer's key", ret);
+    if ((ret = perf_rma_offer(c, buf, size, IBMSG_MEM_REMOTE_WRITE, &mem)) != IBMSG_OK) {
         goto out;
     }
     if (pc != NULL && (ret = perf_counters_start(pc)) != IBMSG_OK) {

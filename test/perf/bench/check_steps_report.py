@@ -4,11 +4,12 @@ median of each rung's typical latencies, each rung's step from the one above, th
 cell, the library's own share (ibmsg less the last verbs rung) and the ratio to ib_send_lat;
 a run without a sample shows in the notes and not in the medians."""
 import os
-import subprocess
 import sys
 import tempfile
 
-REPORT = os.path.join(sys.argv[1], "perf", "bench", "compare_report.py")
+from report_check import expect, row
+import report_check
+
 
 TABLE = """ #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99%% percentile[usec]   99.9%% percentile[usec]
  %d       2000          1.00          99.00          %.2f          %.2f          1.00          50.00          90.00
@@ -47,22 +48,8 @@ def make(out, failed=None):
 
 
 def report(out):
-    r = subprocess.run([sys.executable, REPORT, out, "--steps"], capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit("FAIL: compare_report.py exited %d: %s" % (r.returncode, r.stderr))
-    return r.stdout
+    return report_check.report(sys.argv[1], out, "--steps")
 
-
-def row(text, start):
-    for line in text.splitlines():
-        if line.lstrip().startswith(start):
-            return line[len(line) - len(line.lstrip()) + len(start):].split()
-    sys.exit("FAIL: no row starting '%s' in\n%s" % (start, text))
-
-
-def expect(got, want, text):
-    if got != want:
-        sys.exit("FAIL: expected %s, got %s in\n%s" % (want, got, text))
 
 
 with tempfile.TemporaryDirectory() as tmp:
