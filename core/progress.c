@@ -212,10 +212,11 @@ static void recv_unexpected(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d,
 static void recv_eager(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d, uint64_t tag,
                        uint32_t offset, uint32_t len)
 {
+    cnt_shard_t *cnt = ep->cnt; /* loaded once: the compiler cannot keep it across updates */
     core_mq_entry_t *e;
 
-    core_cnt_inc(ep->cnt, CNT_CORE_EAGER_MSGS_RECVD);
-    core_cnt_add(ep->cnt, CNT_CORE_EAGER_BYTES_RECVD, len);
+    core_cnt_inc(cnt, CNT_CORE_EAGER_MSGS_RECVD);
+    core_cnt_add(cnt, CNT_CORE_EAGER_BYTES_RECVD, len);
     e = core_mq_match_arrival(&ctx->mq, ep, tag);
     if (e != NULL) {
         deliver(util_container_of(e, struct ibmsg_request_s, mq), ep, tag,
@@ -245,17 +246,28 @@ static void recv_compact(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d, co
     recv_eager(ctx, ep, d, core_wire_imm_tag(wc->ex), 0, wc->byte_len);
 }
 
-/* A buffer of the SRQ completed: which endpoint it served comes from the QP number. */
+/*
+ * A buffer of the SRQ completed: which endpoint it served comes from the QP number. The level
+ * core_srq_posted moves once per poll (srq_polled): only falls happen in between, so its low
+ * mark is the same.
+ */
 static inline ibmsg_ep_t srq_taken(ibmsg_context_t ctx, core_rdesc_t *d, const verbs_wc_t *wc)
 {
     ctx->srq_posted--;
-    core_level_add(ctx->cnt, CNT_CORE_SRQ_POSTED, -1);
     if (util_unlikely(ctx->srq_posted == 0) && !ctx->srq_empty) {
         ctx->srq_empty = 1;
         core_cnt_inc(ctx->cnt, CNT_CORE_SRQ_EMPTY);
     }
     d->ep = core_qpt_find(&ctx->qpt, wc->qp_num);
     return d->ep;
+}
+
+/* The n buffers of a poll of the receive CQ left the SRQ (every completion there is one). */
+static inline void srq_polled(ibmsg_context_t ctx, int n)
+{
+    if (n > 0) {
+        core_level_add(ctx->cnt, CNT_CORE_SRQ_POSTED, -(int64_t)n);
+    }
 }
 
 static void handle_recv(ibmsg_context_t ctx, const verbs_wc_t *wc)
@@ -459,10 +471,12 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
     core_sq_push(ep);
     core_ep_fenced(ep, flags);
     if (type == CORE_WIRE_EAGER) {
-        core_cnt_inc(ep->cnt, CNT_CORE_EAGER_MSGS_SENT);
-        core_cnt_add(ep->cnt, CNT_CORE_EAGER_BYTES_SENT, len);
-        core_cnt_add(ep->cnt, CNT_CORE_INLINE_MSGS_SENT, b == NULL);
-        core_cnt_add(ep->cnt, CNT_CORE_COMPACT_MSGS_SENT, (uint64_t)compact);
+        cnt_shard_t *cnt = ep->cnt; /* loaded once: the compiler cannot keep it across updates */
+
+        core_cnt_inc(cnt, CNT_CORE_EAGER_MSGS_SENT);
+        core_cnt_add(cnt, CNT_CORE_EAGER_BYTES_SENT, len);
+        core_cnt_add(cnt, CNT_CORE_INLINE_MSGS_SENT, b == NULL);
+        core_cnt_add(cnt, CNT_CORE_COMPACT_MSGS_SENT, (uint64_t)compact);
     } else if (type == CORE_WIRE_CREDIT) {
         core_cnt_inc(ep->cnt, CNT_CORE_CREDIT_MSGS_SENT);
     }
@@ -614,8 +628,12 @@ core_progress_hook_t core_context_set_progress_hook(ibmsg_context_t ctx, int (*f
  */
 static inline void srq_progress(ibmsg_context_t ctx, int n)
 {
-    uint32_t missing = ctx->srq_posted < ctx->srq_target ? ctx->srq_target - ctx->srq_posted : 0;
-    int low = ctx->srq_posted < ctx->srq_limit;
+    uint32_t missing;
+    int low;
+
+    srq_polled(ctx, n);
+    missing = ctx->srq_posted < ctx->srq_target ? ctx->srq_target - ctx->srq_posted : 0;
+    low = ctx->srq_posted < ctx->srq_limit;
 
     if (missing != 0 && (n == 0 || missing >= ctx->srq_batch || low)) {
         core_srq_refill(ctx, missing);
@@ -637,6 +655,9 @@ void core_drain_recv_cq(ibmsg_context_t ctx)
     while ((n = verbs_cq_poll(ctx->rcq, VERBS_CQ_POLL_MAX, wcs)) > 0) {
         for (int i = 0; i < n; i++) {
             handle_recv(ctx, &wcs[i]);
+        }
+        if (ctx->srq != NULL) {
+            srq_polled(ctx, n);
         }
     }
 }
@@ -676,6 +697,9 @@ int core_progress(ibmsg_context_t ctx, int *events)
         ctx->scq_due = m == (int)ctx->cfg.poll_batch; /* more may wait */
     }
     if (util_unlikely(m < 0)) {
+        if (ctx->srq != NULL) {
+            srq_polled(ctx, n);
+        }
         core_timer_stop(ctx->cnt, CNT_CORE_PROGRESS_TIME, start);
         return m;
     }

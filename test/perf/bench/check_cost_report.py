@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """perf/bench/compare_report.py --counters-cost on a results directory made here with known numbers:
-the medians, the per-repetition ratios, the instructions per message (difference of the 2000-
-and 6000-message runs), bench_counters' update cost and the estimate, exactly; a failed
-callgrind run gives n/a for its side, without instructions.tsv that part is absent, and fewer
+the medians, the per-repetition ratios, the instructions per message of each line (difference of
+two runs) with its percent and met / NOT met against the 2 % target, bench_counters' update cost
+and the estimate, exactly; a failed callgrind run gives n/a for its side, without instructions.tsv that part is absent, and fewer
 than 3 runs of a build decide nothing."""
 import os
 import subprocess
@@ -60,18 +60,37 @@ def expect(text, line):
 
 
 def main():
-    ir = [("ibmsg", "sender", 2000, 10000000, 0), ("ibmsg", "sender", 6000, 13040000, 0),
-          ("ibmsg_off", "sender", 2000, 9000000, 0), ("ibmsg_off", "sender", 6000, 11900000, 0),
-          ("ibmsg", "receiver", 2000, 8000000, 0), ("ibmsg", "receiver", 6000, 10480000, 0),
-          ("ibmsg_off", "receiver", 2000, 7000000, 0), ("ibmsg_off", "receiver", 6000, 9240000, 0)]
+    ir = [("ibmsg", "sender", "bw", 8, 2000, 10000000, 0),
+          ("ibmsg", "sender", "bw", 8, 6000, 13040000, 0),
+          ("ibmsg_off", "sender", "bw", 8, 2000, 9000000, 0),
+          ("ibmsg_off", "sender", "bw", 8, 6000, 11900000, 0),
+          ("ibmsg", "receiver", "bw", 8, 2000, 8000000, 0),
+          ("ibmsg", "receiver", "bw", 8, 6000, 10480000, 0),
+          ("ibmsg_off", "receiver", "bw", 8, 2000, 7000000, 0),
+          ("ibmsg_off", "receiver", "bw", 8, 6000, 9240000, 0),
+          # send_lat: 1000 and 3000 iterations; 2000 on against 1961 off is +1.99 %: met.
+          ("ibmsg", "sender", "lat", 8, 1000, 5000000, 0),
+          ("ibmsg", "sender", "lat", 8, 3000, 9000000, 0),
+          ("ibmsg_off", "sender", "lat", 8, 1000, 4000000, 0),
+          ("ibmsg_off", "sender", "lat", 8, 3000, 7922000, 0),
+          # The idle session shares the compiled-out runs of send_bw 8 B: 740 against 725.
+          ("ibmsg_idle", "sender", "bw", 8, 2000, 10000000, 0),
+          ("ibmsg_idle", "sender", "bw", 8, 6000, 12960000, 0)]
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "a")
         make(out, ir)
         text = report(out)
         expect(text, "ratio on/off of the medians: 0.9800 (-2.00%)")
         expect(text, "median of the 3 per-repetition ratios on/off: 0.9800 (from 0.950 to 1.000)")
-        expect(text, "sender   counting on 760, off 725: +35 instructions per message")
-        expect(text, "receiver counting on 620, off 560: +60 instructions per message")
+        expect(text, "send_bw 8 B                    sender   on    760, off    725:   +35 "
+                     "instructions,  +4.83%: NOT met")
+        expect(text, "send_bw 8 B                    receiver on    620, off    560:   +60 "
+                     "instructions, +10.71%: NOT met")
+        expect(text, "send_lat 8 B                   sender   on   2000, off   1961:   +39 "
+                     "instructions,  +1.99%: met")
+        expect(text, "send_lat 8 B                   receiver n/a")
+        expect(text, "send_bw 8 B, idle session      sender   on    740, off    725:   +15 "
+                     "instructions,  +2.07%: NOT met")
         expect(text, "1.800 ns per loop iteration with a shard update, 0.800 without "
                      "(+1.000 ns per update)")
         # 60 instructions at 1 ns against 1e9 / 49000 = 20408 ns per message.
@@ -81,9 +100,11 @@ def main():
 
         # A failed callgrind run: its side is n/a, the other side still counts.
         out = os.path.join(d, "b")
-        make(out, [r if r[:3] != ("ibmsg_off", "receiver", 6000) else r[:4] + (124,) for r in ir])
+        make(out, [r if r[:5] != ("ibmsg_off", "receiver", "bw", 8, 6000) else r[:6] + (124,)
+                   for r in ir])
         text = report(out)
-        expect(text, "receiver n/a (a run failed: see raw/ir_*)")
+        expect(text, "send_bw 8 B                    receiver n/a (a run failed or was not made: "
+                     "see raw/ir_*)")
         expect(text, "35 instructions are 35 ns")
 
         # No instructions measured (no valgrind): the timed part alone.
