@@ -603,11 +603,9 @@ int core_poll_send_cq(ibmsg_context_t ctx)
     verbs_wc_t wcs[VERBS_CQ_POLL_MAX];
     int m = verbs_cq_poll(ctx->scq, (int)ctx->cfg.poll_batch, wcs);
 
-    core_cnt_inc(ctx->cnt, CNT_VERBS_CQ_POLLS);
     for (int i = 0; i < m; i++) {
         handle_send(ctx, &wcs[i]);
     }
-    core_cnt_add(ctx->cnt, CNT_VERBS_CQ_POLLS_EMPTY, (uint64_t)(m == 0));
     return m;
 }
 
@@ -666,6 +664,8 @@ int core_progress(ibmsg_context_t ctx, int *events)
 {
     verbs_wc_t wcs[VERBS_CQ_POLL_MAX];
     int batch = (int)ctx->cfg.poll_batch, n, m, h = 0;
+    uint64_t polls, empty;
+    cnt_shard_t *cnt;
     ibmsg_ep_t ep, later = NULL;
     cnt_tick_t start = core_timer_start(CNT_CORE_PROGRESS_TIME); /* 0 unless a handle runs */
 
@@ -674,8 +674,8 @@ int core_progress(ibmsg_context_t ctx, int *events)
     }
     core_flush_held(ctx); /* what was held goes out before we wait for anything */
     n = verbs_cq_poll(ctx->rcq, batch, wcs);
-    core_cnt_inc(ctx->cnt, CNT_VERBS_CQ_POLLS);
     if (util_unlikely(n < 0)) {
+        core_cnt_inc(ctx->cnt, CNT_VERBS_CQ_POLLS);
         core_timer_stop(ctx->cnt, CNT_CORE_PROGRESS_TIME, start);
         return n;
     }
@@ -692,19 +692,25 @@ int core_progress(ibmsg_context_t ctx, int *events)
      * it always.
      */
     m = 0;
+    polls = 1; /* the polls of both CQs are counted here, with one update of each counter */
+    empty = n == 0;
     if (n == 0 || ctx->signals_outstanding != 0 || ctx->scq_due) {
         m = core_poll_send_cq(ctx);
         ctx->scq_due = m == (int)ctx->cfg.poll_batch; /* more may wait */
+        polls = 2;
+        empty += m == 0;
     }
+    cnt = ctx->cnt;
+    core_cnt_add(cnt, CNT_VERBS_CQ_POLLS, polls);
     if (util_unlikely(m < 0)) {
         if (ctx->srq != NULL) {
             srq_polled(ctx, n);
         }
-        core_timer_stop(ctx->cnt, CNT_CORE_PROGRESS_TIME, start);
+        core_timer_stop(cnt, CNT_CORE_PROGRESS_TIME, start);
         return m;
     }
-    core_cnt_add(ctx->cnt, CNT_VERBS_CQ_POLLS_EMPTY, (uint64_t)(n == 0));
-    core_cnt_add(ctx->cnt, CNT_VERBS_COMPLETIONS, (uint64_t)(n + m));
+    core_cnt_add(cnt, CNT_VERBS_CQ_POLLS_EMPTY, empty);
+    core_cnt_add(cnt, CNT_VERBS_COMPLETIONS, (uint64_t)(n + m));
     if (ctx->srq != NULL) {
         srq_progress(ctx, n);
     }
