@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """perf/bench/compare_report.py --counters-cost on a results directory made here with known numbers:
 the medians, the per-repetition ratios, the instructions per message of each line (difference of
-two runs) with its percent and met / NOT met against the 2 % target, bench_counters' update cost
-and the estimate, exactly; a failed callgrind run gives n/a for its side, without instructions.tsv that part is absent, and fewer
+two runs) with its percent and met / NOT met against the 2 % target (undecidable when the two
+builds' progress calls per message differ: they waited), bench_counters' update cost
+and the estimate, exactly; a failed callgrind run gives n/a for its side, without
+instructions.tsv that part is absent, and fewer
 than 3 runs of a build decide nothing."""
 import os
 import subprocess
@@ -44,6 +46,17 @@ def make(out, ir_rows, with_bench=True, reps=3):
     if with_bench:
         with open(os.path.join(out, "bench_counters.txt"), "w") as b:
             b.write(BENCH)
+
+
+def callgrind(out, tool, side, test, size, n, progress_calls):
+    """A callgrind output in which core_progress is called progress_calls times (two sites: the
+    name given with its id once, then the id alone)."""
+    path = os.path.join(out, "raw", "ir_%s_%s_%s_%d_%d.callgrind" % (tool, side, test, size, n))
+    half = progress_calls // 2
+    with open(path, "w") as f:
+        f.write("events: Ir\nfn=(1) main\n0 10\ncfn=(2) core_progress\ncalls=%d 0\n0 5\n"
+                "fn=(2)\n0 7\nfn=(3) perf_run\ncfn=(2)\ncalls=%d 0\n0 5\n"
+                % (half, progress_calls - half))
 
 
 def report(out):
@@ -97,6 +110,21 @@ def main():
         expect(text, "60 instructions are 60 ns = 0.29% of the 20408 ns per message")
         expect(text, "target: within 1%: not decidable in this boot: runs of one build differ "
                      "by up to 22.4%")
+
+        # Progress calls per message from the callgrind outputs: equal for the sender (the
+        # verdict stands), 0.125 against 0.025 for the receiver (it waited: undecidable).
+        out = os.path.join(d, "w")
+        make(out, ir)
+        for tool, side, calls in (("ibmsg", "sender", (40, 120)),
+                                  ("ibmsg_off", "sender", (40, 120)),
+                                  ("ibmsg", "receiver", (100, 600)),
+                                  ("ibmsg_off", "receiver", (100, 200))):
+            for n, c in zip((2000, 6000), calls):
+                callgrind(out, tool, side, "bw", 8, n, c)
+        text = report(out)
+        expect(text, "+4.83%: NOT met; progress calls per message 0.02 on, 0.02 off")
+        expect(text, "+10.71%: undecidable, the runs waited differently (NOT met as measured); "
+                     "progress calls per message 0.12 on, 0.03 off")
 
         # A failed callgrind run: its side is n/a, the other side still counts.
         out = os.path.join(d, "b")
