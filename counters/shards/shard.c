@@ -31,7 +31,6 @@ UTIL_STATIC_ASSERT(sizeof(cnt_shard_t) <= CNT_CHUNK_SIZE, "a shard fits in a chu
 __thread cnt_shard_t *cnt_shard_tls __attribute__((tls_model("initial-exec")));
 uint8_t cnt_timer_gate[CNT_SLOT_COUNT];
 uint64_t cnt_wm_epoch[CNT_SLOT_COUNT];
-uint8_t cnt_wm_gate[CNT_SLOT_COUNT];
 
 /*
  * cnt_lock protects: appending to the shard list, shard state changes, meta.refs, the retired
@@ -550,9 +549,6 @@ uint64_t cnt_read(const cnt_shard_t *shard, cnt_id_t id, cnt_read_what_t what)
         return 0;
     }
     epoch = __atomic_load_n(&cnt_wm_epoch[id], __ATOMIC_RELAXED);
-    if (epoch == 0) {
-        what = CNT_READ_VALUE; /* no watermark handle ever started: no marks were kept */
-    }
     value = shard != NULL ? cnt_family_sum(shard, id, what, epoch) : cnt_sum(id, what, epoch);
     return kind == CNT_KIND_TIMER ? cnt_tick_to_ns(value) : value;
 }
@@ -650,18 +646,13 @@ void cnt_timer_gate_stop(cnt_id_t id)
     pthread_mutex_unlock(&cnt_lock);
 }
 
-static void cnt_wm_new_epoch(cnt_id_t id)
-{
-    __atomic_store_n(&cnt_wm_epoch[id], __atomic_load_n(&cnt_wm_epoch[id], __ATOMIC_RELAXED) + 1,
-                     __ATOMIC_RELEASE);
-}
-
 void cnt_wm_start(cnt_id_t id)
 {
     pthread_mutex_lock(&cnt_lock);
     if (cnt_wm_starts[id]++ == 0) {
-        cnt_wm_new_epoch(id); /* before the gate opens: writers restart their marks from here */
-        __atomic_store_n(&cnt_wm_gate[id], 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&cnt_wm_epoch[id],
+                         __atomic_load_n(&cnt_wm_epoch[id], __ATOMIC_RELAXED) + 1,
+                         __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&cnt_lock);
 }
@@ -669,10 +660,8 @@ void cnt_wm_start(cnt_id_t id)
 void cnt_wm_stop(cnt_id_t id)
 {
     pthread_mutex_lock(&cnt_lock);
-    if (cnt_wm_starts[id] > 0 && --cnt_wm_starts[id] == 0) {
-        /* The marks stop moving: a new epoch, so none of them is read stale. */
-        __atomic_store_n(&cnt_wm_gate[id], 0, __ATOMIC_RELEASE);
-        cnt_wm_new_epoch(id);
+    if (cnt_wm_starts[id] > 0) {
+        cnt_wm_starts[id]--;
     }
     pthread_mutex_unlock(&cnt_lock);
 }

@@ -20,9 +20,7 @@
  *
  * Watermarks of a sharded level. Each shard keeps the maximum and minimum its own level reached
  * since the variable's watermark epoch; the epoch advances when the first handle of one of the
- * variable's watermarks starts (none was running), so a watermark starts from the current level,
- * and when the last one stops. The marks move only in between (cnt_wm_gate): nobody can read
- * them otherwise, and the level alone costs less.
+ * variable's watermarks starts (none was running), so a watermark starts from the current level.
  * - Bound to one shard (a thread, a block): exact, the max/min of that shard's level.
  * - NO_OBJECT: the sum of the per-shard maxima (minima), an UPPER bound of the true maximum of
  *   the summed level (a LOWER bound of its minimum), exact when one shard moves. It is the exact
@@ -121,8 +119,6 @@ extern __thread cnt_shard_t *cnt_shard_tls __attribute__((tls_model("initial-exe
 extern UTIL_HIDDEN uint8_t cnt_timer_gate[CNT_SLOT_COUNT];
 /* Per LEVEL_WM id: the current watermark epoch. */
 extern UTIL_HIDDEN uint64_t cnt_wm_epoch[CNT_SLOT_COUNT];
-/* Per LEVEL_WM id: marks move only while this is set (a watermark handle of it is started). */
-extern UTIL_HIDDEN uint8_t cnt_wm_gate[CNT_SLOT_COUNT];
 
 /* ---- Hot path ------------------------------------------------------------------------------ */
 
@@ -172,7 +168,7 @@ static UTIL_ALWAYS_INLINE void cnt_slot_add(uint64_t *p, uint64_t n)
 }
 
 /*
- * Whether a gate byte (cnt_timer_gate, cnt_wm_gate) is open. On x86-64 a compare of the byte in
+ * Whether a gate byte (cnt_timer_gate) is open. On x86-64 a compare of the byte in
  * memory and a jump: two instructions where a load, test and jump are three.
  */
 static UTIL_ALWAYS_INLINE int cnt_gate_open(const uint8_t *gate)
@@ -240,18 +236,13 @@ static UTIL_ALWAYS_INLINE void cnt_wm_update(cnt_shard_t *shard, cnt_id_t id, in
     }
 }
 
-/**
- * Move level id of shard by delta (LEVEL or LEVEL_WM). Only the shard's writer may call this.
- * The marks move only while a watermark handle of id runs (cnt_wm_gate): otherwise a LEVEL_WM
- * costs what a LEVEL does plus one load and a branch. The epoch that begins when the first
- * handle starts restarts the marks from the level, so the marks missed before cannot show.
- */
+/** Move level id of shard by delta (LEVEL or LEVEL_WM). Only the shard's writer may call this. */
 static UTIL_ALWAYS_INLINE void cnt_level_add(cnt_shard_t *shard, cnt_id_t id, int64_t delta)
 {
     uint64_t *p = &shard->slot[id];
 
     cnt_slot_add(p, (uint64_t)delta);
-    if (cnt_id_has_wm(id) && cnt_gate_open(&cnt_wm_gate[id])) {
+    if (cnt_id_has_wm(id)) {
         cnt_wm_update(shard, id, delta, (int64_t)__atomic_load_n(p, __ATOMIC_RELAXED));
     }
 }
