@@ -293,7 +293,10 @@ int core_progress(struct ibmsg_context_s *ctx, int *events);
 /* Set (fn non-NULL) or clear (fn NULL) the context's progress hook; returns the one it replaces. */
 core_progress_hook_t core_context_set_progress_hook(struct ibmsg_context_s *ctx,
                                                     int (*fn)(void *arg), void *arg);
-/** Poll the send CQ once and handle what it returned: the count, or an error (< 0). */
+/**
+ * Poll the send CQ once and handle what it returned: the count, or an error (< 0). The caller
+ * counts the poll (verbs_cq_polls, verbs_cq_polls_empty).
+ */
 int core_poll_send_cq(struct ibmsg_context_s *ctx);
 void core_ep_mark_dirty(struct ibmsg_ep_s *ep);
 /** Post the endpoint's queued sends while credits and send-queue room last; return credits. */

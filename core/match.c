@@ -53,9 +53,11 @@ core_mq_entry_t *core_mq_match_arrival(core_mq_t *mq, const void *ep, uint64_t t
     for (core_mq_entry_t *e = mq->posted.head.next; e != &mq->posted.head; e = e->next) {
         attempts++;
         if ((e->ep == NULL || e->ep == ep) && tag_matches(tag, e->tag, e->mask)) {
+            cnt_shard_t *cnt = mq->cnt; /* loaded once for both updates */
+
             core_mq_list_remove(e);
-            core_cnt_add(mq->cnt, CNT_CORE_MATCH_ATTEMPTS, attempts);
-            core_level_add(mq->cnt, CNT_CORE_POSTED_RECVQ, -1);
+            core_cnt_add(cnt, CNT_CORE_MATCH_ATTEMPTS, attempts);
+            core_level_add(cnt, CNT_CORE_POSTED_RECVQ, -1);
             return e;
         }
     }

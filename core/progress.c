@@ -23,9 +23,10 @@ void core_ep_mark_dirty(ibmsg_ep_t ep)
  * A receive buffer of ep was consumed (delivered, a credit return, a FIN, a pulled RTS or a
  * rejection). From the SRQ: back to the pool, and its credit is owed to the peer now, since the
  * window is over the shared pool (the refill before the dirty loop replaces the buffer). Own RQ:
- * queued for the repost, which owes the credit.
+ * queued for the repost, which owes the credit. Always inline: with its counting the compiler
+ * made it a call, which cost more than the counting.
  */
-static inline void ep_queue_repost(ibmsg_ep_t ep, core_rdesc_t *d)
+static UTIL_ALWAYS_INLINE void ep_queue_repost(ibmsg_ep_t ep, core_rdesc_t *d)
 {
     ibmsg_context_t ctx = ep->ctx;
 
@@ -212,10 +213,11 @@ static void recv_unexpected(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d,
 static void recv_eager(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d, uint64_t tag,
                        uint32_t offset, uint32_t len)
 {
+    cnt_shard_t *cnt = ep->cnt; /* loaded once: the compiler cannot keep it across updates */
     core_mq_entry_t *e;
 
-    core_cnt_inc(ep->cnt, CNT_CORE_EAGER_MSGS_RECVD);
-    core_cnt_add(ep->cnt, CNT_CORE_EAGER_BYTES_RECVD, len);
+    core_cnt_inc(cnt, CNT_CORE_EAGER_MSGS_RECVD);
+    core_cnt_add(cnt, CNT_CORE_EAGER_BYTES_RECVD, len);
     e = core_mq_match_arrival(&ctx->mq, ep, tag);
     if (e != NULL) {
         deliver(util_container_of(e, struct ibmsg_request_s, mq), ep, tag,
@@ -245,17 +247,28 @@ static void recv_compact(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d, co
     recv_eager(ctx, ep, d, core_wire_imm_tag(wc->ex), 0, wc->byte_len);
 }
 
-/* A buffer of the SRQ completed: which endpoint it served comes from the QP number. */
+/*
+ * A buffer of the SRQ completed: which endpoint it served comes from the QP number. The level
+ * core_srq_posted moves once per poll (srq_polled): only falls happen in between, so its low
+ * mark is the same.
+ */
 static inline ibmsg_ep_t srq_taken(ibmsg_context_t ctx, core_rdesc_t *d, const verbs_wc_t *wc)
 {
     ctx->srq_posted--;
-    core_level_add(ctx->cnt, CNT_CORE_SRQ_POSTED, -1);
     if (util_unlikely(ctx->srq_posted == 0) && !ctx->srq_empty) {
         ctx->srq_empty = 1;
         core_cnt_inc(ctx->cnt, CNT_CORE_SRQ_EMPTY);
     }
     d->ep = core_qpt_find(&ctx->qpt, wc->qp_num);
     return d->ep;
+}
+
+/* The n buffers of a poll of the receive CQ left the SRQ (every completion there is one). */
+static inline void srq_polled(ibmsg_context_t ctx, int n)
+{
+    if (n > 0) {
+        core_level_add(ctx->cnt, CNT_CORE_SRQ_POSTED, -(int64_t)n);
+    }
 }
 
 static void handle_recv(ibmsg_context_t ctx, const verbs_wc_t *wc)
@@ -368,6 +381,23 @@ static void handle_send(ibmsg_context_t ctx, const verbs_wc_t *wc)
     }
 }
 
+/*
+ * core_ep_handed(), inlined into the eager post: as a call it costs more than the counting it
+ * holds (the compiler inlines it only while it is that small).
+ */
+static UTIL_ALWAYS_INLINE int ep_handed(ibmsg_ep_t ep, unsigned flags)
+{
+    if (!(flags & VERBS_SEND_DEFER)) {
+        core_cnt_inc(ep->cnt, CNT_VERBS_SEND_DOORBELLS);
+        return IBMSG_OK;
+    }
+    if (verbs_qp_held(ep->qp) >= ep->send_batch) {
+        return core_ep_flush(ep);
+    }
+    core_ep_mark_dirty(ep); /* progress posts it at the latest */
+    return IBMSG_OK;
+}
+
 /* Post one message: its payload is buf, or (vector, a constant) gathered from iov's cnt
    entries, always through a bounce buffer. Inlined into both callers below, so each keeps only
    its own branch. */
@@ -467,14 +497,16 @@ static UTIL_ALWAYS_INLINE int post_msg(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_
     core_sq_push(ep);
     core_ep_fenced(ep, flags);
     if (type == CORE_WIRE_EAGER) {
-        core_cnt_inc(ep->cnt, CNT_CORE_EAGER_MSGS_SENT);
-        core_cnt_add(ep->cnt, CNT_CORE_EAGER_BYTES_SENT, len);
-        core_cnt_add(ep->cnt, CNT_CORE_INLINE_MSGS_SENT, b == NULL);
-        core_cnt_add(ep->cnt, CNT_CORE_COMPACT_MSGS_SENT, (uint64_t)compact);
+        cnt_shard_t *cnt = ep->cnt; /* loaded once: the compiler cannot keep it across updates */
+
+        core_cnt_inc(cnt, CNT_CORE_EAGER_MSGS_SENT);
+        core_cnt_add(cnt, CNT_CORE_EAGER_BYTES_SENT, len);
+        core_cnt_add(cnt, CNT_CORE_INLINE_MSGS_SENT, b == NULL);
+        core_cnt_add(cnt, CNT_CORE_COMPACT_MSGS_SENT, (uint64_t)compact);
     } else if (type == CORE_WIRE_CREDIT) {
         core_cnt_inc(ep->cnt, CNT_CORE_CREDIT_MSGS_SENT);
     }
-    return core_ep_handed(ep, flags);
+    return ep_handed(ep, flags);
 }
 
 int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t tag, const void *buf,
@@ -509,15 +541,7 @@ int core_ep_post_marker(ibmsg_ep_t ep)
 
 int core_ep_handed(ibmsg_ep_t ep, unsigned flags)
 {
-    if (!(flags & VERBS_SEND_DEFER)) {
-        core_cnt_inc(ep->cnt, CNT_VERBS_SEND_DOORBELLS);
-        return IBMSG_OK;
-    }
-    if (verbs_qp_held(ep->qp) >= ep->send_batch) {
-        return core_ep_flush(ep);
-    }
-    core_ep_mark_dirty(ep); /* progress posts it at the latest */
-    return IBMSG_OK;
+    return ep_handed(ep, flags);
 }
 
 int core_ep_flush(ibmsg_ep_t ep)
@@ -612,11 +636,9 @@ int core_poll_send_cq(ibmsg_context_t ctx)
     verbs_wc_t wcs[VERBS_CQ_POLL_MAX];
     int m = verbs_cq_poll(ctx->scq, (int)ctx->cfg.poll_batch, wcs);
 
-    core_cnt_inc(ctx->cnt, CNT_VERBS_CQ_POLLS);
     for (int i = 0; i < m; i++) {
         handle_send(ctx, &wcs[i]);
     }
-    core_cnt_add(ctx->cnt, CNT_VERBS_CQ_POLLS_EMPTY, (uint64_t)(m == 0));
     return m;
 }
 
@@ -637,8 +659,12 @@ core_progress_hook_t core_context_set_progress_hook(ibmsg_context_t ctx, int (*f
  */
 static inline void srq_progress(ibmsg_context_t ctx, int n)
 {
-    uint32_t missing = ctx->srq_posted < ctx->srq_target ? ctx->srq_target - ctx->srq_posted : 0;
-    int low = ctx->srq_posted < ctx->srq_limit;
+    uint32_t missing;
+    int low;
+
+    srq_polled(ctx, n);
+    missing = ctx->srq_posted < ctx->srq_target ? ctx->srq_target - ctx->srq_posted : 0;
+    low = ctx->srq_posted < ctx->srq_limit;
 
     if (missing != 0 && (n == 0 || missing >= ctx->srq_batch || low)) {
         core_srq_refill(ctx, missing);
@@ -661,6 +687,9 @@ void core_drain_recv_cq(ibmsg_context_t ctx)
         for (int i = 0; i < n; i++) {
             handle_recv(ctx, &wcs[i]);
         }
+        if (ctx->srq != NULL) {
+            srq_polled(ctx, n);
+        }
     }
 }
 
@@ -668,6 +697,8 @@ int core_progress(ibmsg_context_t ctx, int *events)
 {
     verbs_wc_t wcs[VERBS_CQ_POLL_MAX];
     int batch = (int)ctx->cfg.poll_batch, n, m, h = 0;
+    uint64_t polls, empty;
+    cnt_shard_t *cnt;
     ibmsg_ep_t ep, later = NULL;
     cnt_tick_t start = core_timer_start(CNT_CORE_PROGRESS_TIME); /* 0 unless a handle runs */
 
@@ -676,8 +707,8 @@ int core_progress(ibmsg_context_t ctx, int *events)
     }
     core_flush_held(ctx); /* what was held goes out before we wait for anything */
     n = verbs_cq_poll(ctx->rcq, batch, wcs);
-    core_cnt_inc(ctx->cnt, CNT_VERBS_CQ_POLLS);
     if (util_unlikely(n < 0)) {
+        core_cnt_inc(ctx->cnt, CNT_VERBS_CQ_POLLS);
         core_timer_stop(ctx->cnt, CNT_CORE_PROGRESS_TIME, start);
         return n;
     }
@@ -694,16 +725,25 @@ int core_progress(ibmsg_context_t ctx, int *events)
      * it always.
      */
     m = 0;
+    polls = 1; /* the polls of both CQs are counted here, with one update of each counter */
+    empty = n == 0;
     if (n == 0 || ctx->signals_outstanding != 0 || ctx->scq_due) {
         m = core_poll_send_cq(ctx);
         ctx->scq_due = m == (int)ctx->cfg.poll_batch; /* more may wait */
+        polls = 2;
+        empty += m == 0;
     }
+    cnt = ctx->cnt;
+    core_cnt_add(cnt, CNT_VERBS_CQ_POLLS, polls);
     if (util_unlikely(m < 0)) {
-        core_timer_stop(ctx->cnt, CNT_CORE_PROGRESS_TIME, start);
+        if (ctx->srq != NULL) {
+            srq_polled(ctx, n);
+        }
+        core_timer_stop(cnt, CNT_CORE_PROGRESS_TIME, start);
         return m;
     }
-    core_cnt_add(ctx->cnt, CNT_VERBS_CQ_POLLS_EMPTY, (uint64_t)(n == 0));
-    core_cnt_add(ctx->cnt, CNT_VERBS_COMPLETIONS, (uint64_t)(n + m));
+    core_cnt_add(cnt, CNT_VERBS_CQ_POLLS_EMPTY, empty);
+    core_cnt_add(cnt, CNT_VERBS_COMPLETIONS, (uint64_t)(n + m));
     if (ctx->srq != NULL) {
         srq_progress(ctx, n);
     }

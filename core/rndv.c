@@ -288,9 +288,10 @@ int core_rndv_send(ibmsg_ep_t ep, struct ibmsg_request_s *req)
     req->rndv.id = id;
     req->rndv.rkey = body.rkey;
     req->rndv.active = 1;
-    core_cnt_inc(ep->cnt, CNT_CORE_RNDV_MSGS_SENT);
-    core_cnt_add(ep->cnt, CNT_CORE_RNDV_BYTES_SENT, req->len);
-    core_cnt_add(ep->cnt, CNT_CORE_RNDV_REGISTERED_SENDS, (uint64_t)(req->rndv.win == NULL));
+    cnt_shard_t *cnt = ep->cnt; /* loaded once: the compiler cannot keep it across updates */
+    core_cnt_inc(cnt, CNT_CORE_RNDV_MSGS_SENT);
+    core_cnt_add(cnt, CNT_CORE_RNDV_BYTES_SENT, req->len);
+    core_cnt_add(cnt, CNT_CORE_RNDV_REGISTERED_SENDS, (uint64_t)(req->rndv.win == NULL));
     if (core_ev_on(core_ev_rndv_started)) {
         core_ev_rndv_raise(&core_ev_rndv_started, ep, req, 0, req->len, IBMSG_OK);
     }

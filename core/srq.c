@@ -247,10 +247,11 @@ void core_srq_refill(ibmsg_context_t ctx, uint32_t want)
     }
     ctx->srq_posted += done;
     ctx->srq_empty = 0;
-    core_level_add(ctx->cnt, CNT_CORE_SRQ_POSTED, done);
-    core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, done);
-    core_cnt_add(ctx->cnt, CNT_VERBS_RECV_WRS_POSTED, done);
-    core_cnt_inc(ctx->cnt, CNT_CORE_SRQ_REFILLS);
+    cnt_shard_t *cnt = ctx->cnt; /* loaded once: the compiler cannot keep it across updates */
+    core_level_add(cnt, CNT_CORE_SRQ_POSTED, done);
+    core_level_add(cnt, CNT_VERBS_BUF_POOL_IN_USE, done);
+    core_cnt_add(cnt, CNT_VERBS_RECV_WRS_POSTED, done);
+    core_cnt_inc(cnt, CNT_CORE_SRQ_REFILLS);
     if (core_ev_on(core_ev_srq_refilled)) {
         core_ev_srq_raise(&core_ev_srq_refilled, ctx, ctx->srq_posted, ctx->srq_target, done);
     }

@@ -12,6 +12,8 @@
 #define UTIL_COLD          __attribute__((cold, noinline))
 #define UTIL_UNUSED        __attribute__((unused))
 #define UTIL_PRINTF(f, a)  __attribute__((format(printf, f, a)))
+/* For extern data of the library read on the hot path: no GOT load in the shared library. */
+#define UTIL_HIDDEN        __attribute__((visibility("hidden")))
 
 /*
  * Per-thread data is aligned and padded to 128 bytes, not 64: Intel's adjacent-line prefetcher

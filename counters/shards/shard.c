@@ -404,11 +404,7 @@ static void cnt_fold_into(const cnt_shard_t *child, cnt_shard_t *parent)
             continue;
         }
         if (cnt_entries[e].kind == CNT_KIND_LEVEL_WM) {
-            int64_t old = (int64_t)__atomic_load_n(&parent->slot[id], __ATOMIC_RELAXED);
-            int64_t now = (int64_t)((uint64_t)old + value);
-
-            __atomic_store_n(&parent->slot[id], (uint64_t)now, __ATOMIC_RELEASE);
-            cnt_wm_update(parent, id, old, now);
+            cnt_level_add(parent, id, (int64_t)value);
         } else {
             __atomic_store_n(&parent->slot[id],
                              __atomic_load_n(&parent->slot[id], __ATOMIC_RELAXED) + value,

@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 /* Set once by cnt_tick_setup() before any timer can run; read with relaxed loads. */
-extern int cnt_tick_use_tsc;
+extern UTIL_HIDDEN int cnt_tick_use_tsc;
 
 /** Choose the clock (TSC or CLOCK_MONOTONIC); idempotent, thread safe. */
 void cnt_tick_setup(void);

@@ -336,31 +336,86 @@ def cost_table(samples, env, reps, out_dir):
     return out
 
 
+# The target of --counters-cost: counting on costs at most this much more per message.
+COST_TARGET_PCT = 2.0
+# The lines, as compare_run's cost_lines measure them: (on tool, test, size, label).
+COST_LINES = [("ibmsg", "bw", 8, "send_bw 8 B"), ("ibmsg", "lat", 8, "send_lat 8 B"),
+              ("ibmsg", "bw", 65536, "send_bw 64 KiB (rendezvous)"),
+              ("ibmsg_idle", "bw", 8, "send_bw 8 B, idle session")]
+
+
+def progress_calls(path):
+    """Calls of core_progress in a callgrind output (None without the file): how often a side
+    polled. Runs that waited differently (a side that ran dry spins) differ here."""
+    try:
+        f = open(path, errors="replace")
+    except OSError:
+        return None
+    ids, calls, cur = set(), 0, False
+    with f:
+        for line in f:
+            if line.startswith(("fn=", "cfn=")):  # a name is given once, with its first id
+                m = re.match(r"c?fn=\((\d+)\)(?: (\S+))?", line)
+                if m and m.group(2) == "core_progress":
+                    ids.add(m.group(1))
+                cur = line.startswith("cfn=") and bool(m) and m.group(1) in ids
+            elif cur and line.startswith("calls="):
+                calls += int(line.split()[0][6:])
+                cur = False
+    return calls
+
+
+# Progress calls per message of the two builds differing by more than this: they waited
+# differently, and the spinning, not the counting, decides the difference.
+WAIT_SPREAD = 0.10
+
+
 def instructions_table(out_dir, rates_on):
-    """The deterministic side: instructions per message (instructions.tsv) and the cost of one
-    counter update in the guest (bench_counters.txt)."""
+    """The deterministic side: instructions per message (instructions.tsv), against the target,
+    and the cost of one counter update in the guest (bench_counters.txt)."""
     path = os.path.join(out_dir, "instructions.tsv")
     if not os.path.exists(path):
         return []
     ir = {}
     with open(path) as f:
         for line in f:
-            tool, side, n, count, status = line.split()
+            tool, side, test, size, n, count, status = line.split()
             if status == "0" and int(count) > 0:
-                ir[(tool, side, int(n))] = int(count)
-    out = ["User-space instructions per message (callgrind on one side, difference of runs of "
-           "2000 and 6000 messages):"]
+                ir.setdefault((tool, side, test, int(size)), {})[int(n)] = int(count)
+    out = ["User-space instructions per message (callgrind on one side, difference of two runs "
+           "of n1 and n2 messages; send_lat: per iteration, a message each way), counting on "
+           "(--counters; idle: --idle-session, every handle started, never read) against "
+           "compiled out; target at most +%.0f%%:" % COST_TARGET_PCT]
     per = {}
-    for side in ("sender", "receiver"):
-        for tool in ("ibmsg", "ibmsg_off"):
-            a, b = ir.get((tool, side, 2000)), ir.get((tool, side, 6000))
-            per[(tool, side)] = (b - a) / 4000.0 if a and b else None
-        on, off = per[("ibmsg", side)], per[("ibmsg_off", side)]
-        if on is None or off is None:
-            out.append("  %-8s n/a (a run failed: see raw/ir_*)" % side)
-            continue
-        out.append("  %-8s counting on %.0f, off %.0f: %+.0f instructions per message"
-                   % (side, on, off, on - off))
+    for tool, test, size, label in COST_LINES:
+        for side in ("sender", "receiver"):
+            vals, polls = {}, {}
+            for t in (tool, "ibmsg_off"):
+                runs = ir.get((t, side, test, size), {})
+                if len(runs) >= 2:
+                    n1, n2 = min(runs), max(runs)
+                    vals[t] = (runs[n2] - runs[n1]) / float(n2 - n1)
+                    c = [progress_calls(os.path.join(out_dir, "raw", "ir_%s_%s_%s_%d_%d.callgrind"
+                                                     % (t, side, test, size, n))) for n in (n1, n2)]
+                    if None not in c:
+                        polls[t] = (c[1] - c[0]) / float(n2 - n1)
+            on, off = vals.get(tool), vals.get("ibmsg_off")
+            name = "%-30s %-8s" % (label, side)
+            if on is None or off is None:
+                if ir:
+                    out.append("  %s n/a (a run failed or was not made: see raw/ir_*)" % name)
+                continue
+            per[(tool, test, size, side)] = (on, off)
+            pct = (on - off) / off * 100
+            verdict = "met" if pct <= COST_TARGET_PCT else "NOT met"
+            note = ""
+            if len(polls) == 2:
+                p_on, p_off = polls[tool], polls["ibmsg_off"]
+                note = "; progress calls per message %.2f on, %.2f off" % (p_on, p_off)
+                if abs(p_on - p_off) > WAIT_SPREAD * max(p_on, p_off, 1e-9):
+                    verdict = "undecidable, the runs waited differently (%s as measured)" % verdict
+            out.append("  %s on %6.0f, off %6.0f: %+5.0f instructions, %+6.2f%%: %s%s"
+                       % (name, on, off, on - off, pct, verdict, note))
     loop = {}
     for line in read(os.path.join(out_dir, "bench_counters.txt")).splitlines():
         f = line.split()
@@ -370,8 +425,7 @@ def instructions_table(out_dir, rates_on):
         out.append("  bench_counters in this guest: %.3f ns per loop iteration with a shard "
                    "update, %.3f without (%+.3f ns per update)"
                    % (loop["shard"], loop["none"], loop["shard"] - loop["none"]))
-    deltas = [per[("ibmsg", s)] - per[("ibmsg_off", s)] for s in ("sender", "receiver")
-              if per[("ibmsg", s)] is not None and per[("ibmsg_off", s)] is not None]
+    deltas = [per[k][0] - per[k][1] for k in per if k[:3] == ("ibmsg", "bw", 8)]
     if deltas and rates_on and "none" in loop:
         ns = 1e9 / statistics.median(rates_on)
         worst = max(deltas)

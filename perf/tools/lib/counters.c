@@ -70,7 +70,7 @@ static void perf_papi_note(perf_counters_t *pc)
 }
 
 static int perf_add_category(perf_counters_t *pc, const char *cat, ibmsg_context_t *ctx,
-                             ibmsg_t_port_t *port, FILE *err)
+                             ibmsg_t_port_t *port, bool every_class, FILE *err)
 {
     int cat_index, num = 0, *idx;
     int ret = ibmsg_t_category_get_index(cat, &cat_index);
@@ -87,7 +87,7 @@ static int perf_add_category(perf_counters_t *pc, const char *cat, ibmsg_context
         return IBMSG_ERR_NO_MEMORY;
     }
     ret = ibmsg_t_category_flatten(cat_index, IBMSG_T_KIND_PVAR, num, idx, &num);
-    if (ret == IBMSG_OK) {
+    if (ret == IBMSG_OK && !every_class) {
         ret =
             ibmsg_t_pvar_filter(num, idx, IBMSG_T_PVAR_CLASS_COUNTER, IBMSG_T_ANY, num, idx, &num);
     }
@@ -136,7 +136,8 @@ static int perf_add_category(perf_counters_t *pc, const char *cat, ibmsg_context
     return ret;
 }
 
-int perf_counters_open(perf_counters_t *pc, const char *categories, ibmsg_context_t ctx, FILE *err)
+int perf_counters_open(perf_counters_t *pc, const char *categories, bool every_class,
+                       ibmsg_context_t ctx, FILE *err)
 {
     static const char *cats[] = {"core", "verbs", "nic", "papi"};
     ibmsg_context_t ctx_obj = ctx;
@@ -159,7 +160,8 @@ int perf_counters_open(perf_counters_t *pc, const char *categories, ibmsg_contex
     have_port = perf_find_port(ctx, &port, pc->port_name, sizeof(pc->port_name));
     for (size_t i = 0; i < sizeof(cats) / sizeof(cats[0]) && ret == IBMSG_OK; i++) {
         if (perf_category_wanted(categories, cats[i])) {
-            ret = perf_add_category(pc, cats[i], &ctx_obj, have_port ? &port : NULL, err);
+            ret = perf_add_category(pc, cats[i], &ctx_obj, have_port ? &port : NULL, every_class,
+                                    err);
         }
     }
     if (perf_category_wanted(categories, "papi")) {

@@ -39,11 +39,13 @@ typedef struct perf_counters {
 } perf_counters_t;
 
 /**
- * Open the session: handles on the COUNTER variables of the categories (comma separated; empty:
- * core, verbs, nic, papi) bound to ctx, to its port, or to nothing (PAPI: the calling thread).
+ * Open the session: handles on the COUNTER variables (with every_class, on the variables of every
+ * class: --idle-session) of the categories (comma separated; empty: core, verbs, nic, papi)
+ * bound to ctx, to its port, or to nothing (PAPI: the calling thread).
  * @return IBMSG_OK or the tool interface's error (printed to err).
  */
-int perf_counters_open(perf_counters_t *pc, const char *categories, ibmsg_context_t ctx, FILE *err);
+int perf_counters_open(perf_counters_t *pc, const char *categories, bool every_class,
+                       ibmsg_context_t ctx, FILE *err);
 
 /** Start (stop) every handle at one instant. */
 int perf_counters_start(perf_counters_t *pc);

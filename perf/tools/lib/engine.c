@@ -676,14 +676,15 @@ int perf_run(const perf_options_t *o)
     if (ret != IBMSG_OK) {
         goto out_conn;
     }
-    if (o->counters) {
+    if (o->counters || o->idle_session) {
         pc = malloc(sizeof(*pc));
-        if (pc == NULL || perf_counters_open(pc, o->counter_categories, c.ctx, stderr) != 0) {
+        if (pc == NULL ||
+            perf_counters_open(pc, o->counter_categories, o->idle_session, c.ctx, stderr) != 0) {
             free(pc);
             pc = NULL;
             goto out_conn;
         }
-        res.counters = pc;
+        res.counters = o->counters ? pc : NULL; /* an idle session is started, never read */
     }
     if (o->all_sizes) {
         for (size_t s = 2; s <= PERF_MAX_SIZE; s *= 2) {
@@ -722,7 +723,7 @@ int perf_run(const perf_options_t *o)
         perf_report_row(&res, row, out);
     }
     perf_report_footer(&res, out);
-    if (pc != NULL) {
+    if (res.counters != NULL) {
         ret = perf_counters_read(pc);
         if (ret != IBMSG_OK) {
             perf_fail("read counters", ret);

@@ -15,6 +15,7 @@ enum {
     OPT_REPORT_GBITS = 256,
     OPT_OUTPUT,
     OPT_COUNTERS,
+    OPT_IDLE_SESSION,
     OPT_JSON,
 };
 
@@ -37,6 +38,7 @@ static const struct option perf_long_options[] = {
     {"report_gbits", no_argument, NULL, OPT_REPORT_GBITS},
     {"output", required_argument, NULL, OPT_OUTPUT},
     {"counters", optional_argument, NULL, OPT_COUNTERS},
+    {"idle-session", no_argument, NULL, OPT_IDLE_SESSION},
     {"json", required_argument, NULL, OPT_JSON},
     {"atomic_type", required_argument, NULL, 'A'},
     {"outs", required_argument, NULL, 'o'},
@@ -85,6 +87,8 @@ static void perf_atomic_usage(perf_test_t test, const char *prog, FILE *out)
             "      --counters[=CAT,...] after the table, the deltas over the measured interval\n"
             "                           of the ibmsg counters (categories core, verbs), the NIC\n"
             "                           port counters (nic) and PAPI events (papi); default all\n"
+            "      --idle-session       start a handle of every variable of core, verbs, nic\n"
+            "                           and papi (every class), never read: an idle tool's cost\n"
             "      --json=<file|->      write results and counters as JSON (\"-\": stdout, the\n"
             "                           report then goes to stderr)\n"
             "  -h, --help               this text\n"
@@ -150,6 +154,8 @@ void perf_options_usage(perf_test_t test, const char *prog, FILE *out)
             "      --counters[=CAT,...] after the table, the deltas over the measured interval\n"
             "                           of the ibmsg counters (categories core, verbs), the NIC\n"
             "                           port counters (nic) and PAPI events (papi); default all\n"
+            "      --idle-session       start a handle of every variable of core, verbs, nic\n"
+            "                           and papi (every class), never read: an idle tool's cost\n"
             "      --json=<file|->      write results and counters as JSON (\"-\": stdout, the\n"
             "                           report then goes to stderr)\n"
             "  -h, --help               this text\n"
@@ -427,6 +433,9 @@ int perf_options_parse(perf_options_t *o, perf_test_t test, int argc, char **arg
                 strcpy(o->counter_categories, optarg);
             }
             break;
+        case OPT_IDLE_SESSION:
+            o->idle_session = true;
+            break;
         case OPT_JSON:
             if (optarg[0] == '\0') {
                 fprintf(err, "%s: --json needs a file name or -\n", prog);
@@ -451,6 +460,11 @@ int perf_options_parse(perf_options_t *o, perf_test_t test, int argc, char **arg
     }
     if (optind < argc) {
         fprintf(err, "%s: unexpected argument '%s' (one host at most)\n", prog, argv[optind]);
+        return PERF_PARSE_ERROR;
+    }
+    if (o->idle_session && o->counters) {
+        fprintf(err, "%s: --idle-session and --counters conflict (an idle session reads nothing)\n",
+                prog);
         return PERF_PARSE_ERROR;
     }
     if (o->all_sizes && o->size_set) {

@@ -87,6 +87,7 @@ typedef struct perf_options {
     perf_output_t output;
     bool counters;
     char counter_categories[256]; /* comma separated; empty: core, verbs, nic, papi */
+    bool idle_session;            /* every class started, never read (without --counters) */
     const char *json_path;        /* NULL: no JSON; "-": stdout */
 } perf_options_t;
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """perf/bench/compare_report.py --counters-cost on a results directory made here with known numbers:
-the medians, the per-repetition ratios, the instructions per message (difference of the 2000-
-and 6000-message runs), bench_counters' update cost and the estimate, exactly; a failed
-callgrind run gives n/a for its side, without instructions.tsv that part is absent, and fewer
+the medians, the per-repetition ratios, the instructions per message of each line (difference of
+two runs) with its percent and met / NOT met against the 2 % target (undecidable when the two
+builds' progress calls per message differ: they waited), bench_counters' update cost
+and the estimate, exactly; a failed callgrind run gives n/a for its side, without
+instructions.tsv that part is absent, and fewer
 than 3 runs of a build decide nothing."""
 import os
 import subprocess
@@ -46,6 +48,17 @@ def make(out, ir_rows, with_bench=True, reps=3):
             b.write(BENCH)
 
 
+def callgrind(out, tool, side, test, size, n, progress_calls):
+    """A callgrind output in which core_progress is called progress_calls times (two sites: the
+    name given with its id once, then the id alone)."""
+    path = os.path.join(out, "raw", "ir_%s_%s_%s_%d_%d.callgrind" % (tool, side, test, size, n))
+    half = progress_calls // 2
+    with open(path, "w") as f:
+        f.write("events: Ir\nfn=(1) main\n0 10\ncfn=(2) core_progress\ncalls=%d 0\n0 5\n"
+                "fn=(2)\n0 7\nfn=(3) perf_run\ncfn=(2)\ncalls=%d 0\n0 5\n"
+                % (half, progress_calls - half))
+
+
 def report(out):
     r = subprocess.run([sys.executable, REPORT, out, "--counters-cost"], capture_output=True,
                        text=True)
@@ -60,18 +73,37 @@ def expect(text, line):
 
 
 def main():
-    ir = [("ibmsg", "sender", 2000, 10000000, 0), ("ibmsg", "sender", 6000, 13040000, 0),
-          ("ibmsg_off", "sender", 2000, 9000000, 0), ("ibmsg_off", "sender", 6000, 11900000, 0),
-          ("ibmsg", "receiver", 2000, 8000000, 0), ("ibmsg", "receiver", 6000, 10480000, 0),
-          ("ibmsg_off", "receiver", 2000, 7000000, 0), ("ibmsg_off", "receiver", 6000, 9240000, 0)]
+    ir = [("ibmsg", "sender", "bw", 8, 2000, 10000000, 0),
+          ("ibmsg", "sender", "bw", 8, 6000, 13040000, 0),
+          ("ibmsg_off", "sender", "bw", 8, 2000, 9000000, 0),
+          ("ibmsg_off", "sender", "bw", 8, 6000, 11900000, 0),
+          ("ibmsg", "receiver", "bw", 8, 2000, 8000000, 0),
+          ("ibmsg", "receiver", "bw", 8, 6000, 10480000, 0),
+          ("ibmsg_off", "receiver", "bw", 8, 2000, 7000000, 0),
+          ("ibmsg_off", "receiver", "bw", 8, 6000, 9240000, 0),
+          # send_lat: 1000 and 3000 iterations; 2000 on against 1961 off is +1.99 %: met.
+          ("ibmsg", "sender", "lat", 8, 1000, 5000000, 0),
+          ("ibmsg", "sender", "lat", 8, 3000, 9000000, 0),
+          ("ibmsg_off", "sender", "lat", 8, 1000, 4000000, 0),
+          ("ibmsg_off", "sender", "lat", 8, 3000, 7922000, 0),
+          # The idle session shares the compiled-out runs of send_bw 8 B: 740 against 725.
+          ("ibmsg_idle", "sender", "bw", 8, 2000, 10000000, 0),
+          ("ibmsg_idle", "sender", "bw", 8, 6000, 12960000, 0)]
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "a")
         make(out, ir)
         text = report(out)
         expect(text, "ratio on/off of the medians: 0.9800 (-2.00%)")
         expect(text, "median of the 3 per-repetition ratios on/off: 0.9800 (from 0.950 to 1.000)")
-        expect(text, "sender   counting on 760, off 725: +35 instructions per message")
-        expect(text, "receiver counting on 620, off 560: +60 instructions per message")
+        expect(text, "send_bw 8 B                    sender   on    760, off    725:   +35 "
+                     "instructions,  +4.83%: NOT met")
+        expect(text, "send_bw 8 B                    receiver on    620, off    560:   +60 "
+                     "instructions, +10.71%: NOT met")
+        expect(text, "send_lat 8 B                   sender   on   2000, off   1961:   +39 "
+                     "instructions,  +1.99%: met")
+        expect(text, "send_lat 8 B                   receiver n/a")
+        expect(text, "send_bw 8 B, idle session      sender   on    740, off    725:   +15 "
+                     "instructions,  +2.07%: NOT met")
         expect(text, "1.800 ns per loop iteration with a shard update, 0.800 without "
                      "(+1.000 ns per update)")
         # 60 instructions at 1 ns against 1e9 / 49000 = 20408 ns per message.
@@ -79,11 +111,28 @@ def main():
         expect(text, "target: within 1%: not decidable in this boot: runs of one build differ "
                      "by up to 22.4%")
 
+        # Progress calls per message from the callgrind outputs: equal for the sender (the
+        # verdict stands), 0.125 against 0.025 for the receiver (it waited: undecidable).
+        out = os.path.join(d, "w")
+        make(out, ir)
+        for tool, side, calls in (("ibmsg", "sender", (40, 120)),
+                                  ("ibmsg_off", "sender", (40, 120)),
+                                  ("ibmsg", "receiver", (100, 600)),
+                                  ("ibmsg_off", "receiver", (100, 200))):
+            for n, c in zip((2000, 6000), calls):
+                callgrind(out, tool, side, "bw", 8, n, c)
+        text = report(out)
+        expect(text, "+4.83%: NOT met; progress calls per message 0.02 on, 0.02 off")
+        expect(text, "+10.71%: undecidable, the runs waited differently (NOT met as measured); "
+                     "progress calls per message 0.12 on, 0.03 off")
+
         # A failed callgrind run: its side is n/a, the other side still counts.
         out = os.path.join(d, "b")
-        make(out, [r if r[:3] != ("ibmsg_off", "receiver", 6000) else r[:4] + (124,) for r in ir])
+        make(out, [r if r[:5] != ("ibmsg_off", "receiver", "bw", 8, 6000) else r[:6] + (124,)
+                   for r in ir])
         text = report(out)
-        expect(text, "receiver n/a (a run failed: see raw/ir_*)")
+        expect(text, "send_bw 8 B                    receiver n/a (a run failed or was not made: "
+                     "see raw/ir_*)")
         expect(text, "35 instructions are 35 ns")
 
         # No instructions measured (no valgrind): the timed part alone.
