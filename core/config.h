@@ -69,6 +69,9 @@ extern "C" {
       "the peer's, exchanged at connection, may lower it)")                                      \
     X(reg_cache, "verbs_reg_cache", 1, 0, 1,                                                     \
       "1: keep registrations of user buffers in a cache; 0: register for every transfer")        \
+    X(reg_cache_check, "verbs_reg_cache_check", -1, -1, 1,                                       \
+      "how the cache knows freed memory: 0 page frames (/proc/self/pagemap, needs "              \
+      "CAP_SYS_ADMIN), 1 release events (userfaultfd), -1 frames where visible, else events")    \
     X(reg_cache_max_entries, "verbs_reg_cache_max_entries", 1024, 1, 1048576,                    \
       "registrations the cache keeps at most")                                                   \
     X(reg_cache_max_bytes, "verbs_reg_cache_max_bytes", 1073741824, 4096, 1099511627776,         \

@@ -524,14 +524,21 @@ TEST_F(RndvTest, FreedAndReallocatedBuffersNeverSendStaleData)
     if (glibc) {
         EXPECT_GT(same, 0) << "malloc never reused the address: the test proves less";
     }
-    // Each reuse: the source and the destination registration of the old pages are dropped.
-    EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_INVALIDATIONS), 2u * same);
+    ASSERT_TRUE(verbs_rcache_enabled(ctx->rcache));
+    if (verbs_rcache_check(ctx->rcache) == VERBS_RCACHE_CHECK_FRAMES) {
+        // Each reuse: the source and the destination registration of the old pages are dropped.
+        EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_INVALIDATIONS), 2u * same);
+    } else if (glibc) {
+        // Each free() unmaps: both registrations dropped at the next get, reused or not (the
+        // last free is seen by the next transfer's get).
+        EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_INVALIDATIONS), 2u * 7);
+    }
 
     // Deterministic: unmap and map again at the same address.
-    const uint64_t inval = cnt(CNT_VERBS_REG_CACHE_INVALIDATIONS);
     void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     ASSERT_NE(p, MAP_FAILED);
     transfer(a, b, static_cast<uint8_t *>(p), len, in.data(), len, 80);
+    const uint64_t inval = cnt(CNT_VERBS_REG_CACHE_INVALIDATIONS);
     ASSERT_EQ(munmap(p, len), 0);
     void *q = mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
     ASSERT_EQ(q, p);
