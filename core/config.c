@@ -14,6 +14,7 @@
 #include "util/log.h"
 #include "util/parse.h"
 #include "verbs/device.h"
+#include "verbs/reg_cache.h"
 
 typedef struct config_int_desc {
     const char *name;
@@ -88,6 +89,12 @@ static const cnt_enum_item_t config_wait_modes[] = {
     {CORE_WAIT_ADAPTIVE, "adaptive"},
 };
 
+static const cnt_enum_item_t config_reg_cache_checks[] = {
+    {VERBS_RCACHE_CHECK_AUTO, "auto"},
+    {VERBS_RCACHE_CHECK_FRAMES, "frames"},
+    {VERBS_RCACHE_CHECK_RELEASES, "releases"},
+};
+
 typedef struct config_enum {
     const char *name, *enum_name;
     const cnt_enum_item_t *items;
@@ -97,6 +104,8 @@ typedef struct config_enum {
 static const config_enum_t config_enums[] = {
     {"core_wait_mode", "core_wait_modes", config_wait_modes,
      (int)(sizeof(config_wait_modes) / sizeof(config_wait_modes[0]))},
+    {"verbs_reg_cache_check", "verbs_reg_cache_checks", config_reg_cache_checks,
+     (int)(sizeof(config_reg_cache_checks) / sizeof(config_reg_cache_checks[0]))},
 };
 
 static const config_enum_t *config_enum_of(const char *name)

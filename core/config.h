@@ -70,8 +70,9 @@ extern "C" {
     X(reg_cache, "verbs_reg_cache", 1, 0, 1,                                                     \
       "1: keep registrations of user buffers in a cache; 0: register for every transfer")        \
     X(reg_cache_check, "verbs_reg_cache_check", -1, -1, 1,                                       \
-      "how the cache knows freed memory: 0 page frames (/proc/self/pagemap, needs "              \
-      "CAP_SYS_ADMIN), 1 release events (userfaultfd), -1 frames where visible, else events")    \
+      "how the cache learns of freed memory: frames (0: /proc/self/pagemap, needs "              \
+      "CAP_SYS_ADMIN), releases (1: userfaultfd events), auto (-1: frames if visible, else "     \
+      "releases)")                                                                               \
     X(reg_cache_max_entries, "verbs_reg_cache_max_entries", 1024, 1, 1048576,                    \
       "registrations the cache keeps at most")                                                   \
     X(reg_cache_max_bytes, "verbs_reg_cache_max_bytes", 1073741824, 4096, 1099511627776,         \
