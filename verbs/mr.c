@@ -123,9 +123,8 @@ int verbs_mr_cache_create(verbs_dev_t *dev, const verbs_rcache_params_t *params,
     a->dev = dev;
     a->page = (size_t)sysconf(_SC_PAGESIZE);
     /* Release events only: the page map is not opened (it would log its failure). */
-    a->pagemap_fd = params->enabled && params->check != VERBS_RCACHE_CHECK_RELEASES
-                        ? verbs_pagemap_open()
-                        : -1;
+    a->pagemap_fd =
+        params->enabled && params->check != VERBS_RCACHE_CHECK_RELEASES ? verbs_pagemap_open() : -1;
     status = verbs_rcache_create(&ops, a, params, cnt, rc_p);
     if (status != IBMSG_OK) {
         mr_cleanup(a);

@@ -160,8 +160,8 @@ static const char *frames_hidden(verbs_rcache_t *rc)
 {
     uint64_t probe = 0;
     uintptr_t here = (uintptr_t)&probe & ~(uintptr_t)(rc->p.page_size - 1);
-    int status = rc->ops.pages != NULL ? rc->ops.pages(rc->arg, here, 1, &probe)
-                                       : IBMSG_ERR_NOT_SUPPORTED;
+    int status =
+        rc->ops.pages != NULL ? rc->ops.pages(rc->arg, here, 1, &probe) : IBMSG_ERR_NOT_SUPPORTED;
 
     if (status != IBMSG_OK) {
         return ibmsg_status_string(status);

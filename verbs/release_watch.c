@@ -24,7 +24,8 @@
 /* Released ranges kept for readers that have not caught up; a reader overrun drops everything. */
 #define RELEASE_RING 4096
 
-#define RELEASE_EVENTS (UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_EVENT_REMOVE | UFFD_FEATURE_EVENT_REMAP)
+#define RELEASE_EVENTS \
+    (UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_EVENT_REMOVE | UFFD_FEATURE_EVENT_REMAP)
 
 typedef struct release_slot {
     _Atomic uintptr_t start, end;
@@ -78,7 +79,8 @@ static void publish(uintptr_t start, uintptr_t end)
 static void *watch_main(void *unused)
 {
     struct uffd_msg msgs[64];
-    struct pollfd p[2] = {{.fd = watch.fd, .events = POLLIN}, {.fd = watch.stop_fd, .events = POLLIN}};
+    struct pollfd p[2] = {{.fd = watch.fd, .events = POLLIN},
+                          {.fd = watch.stop_fd, .events = POLLIN}};
 
     (void)unused;
     for (;;) {
@@ -99,7 +101,8 @@ static void *watch_main(void *unused)
             if (m->event == UFFD_EVENT_UNMAP || m->event == UFFD_EVENT_REMOVE) {
                 publish((uintptr_t)m->arg.remove.start, (uintptr_t)m->arg.remove.end);
             } else if (m->event == UFFD_EVENT_REMAP) {
-                publish((uintptr_t)m->arg.remap.from, (uintptr_t)(m->arg.remap.from + m->arg.remap.len));
+                publish((uintptr_t)m->arg.remap.from,
+                        (uintptr_t)(m->arg.remap.from + m->arg.remap.len));
             }
         }
         atomic_store_explicit(&watch.reading, 0, memory_order_release);
@@ -229,7 +232,8 @@ int verbs_release_watch_next(verbs_release_reader_t *r, uintptr_t *start, uintpt
 {
     uint64_t head;
 
-    if (r->generation != watch.generation || atomic_load_explicit(&watch.dead, memory_order_relaxed)) {
+    if (r->generation != watch.generation ||
+        atomic_load_explicit(&watch.dead, memory_order_relaxed)) {
         return -1;
     }
     /* Events read but not published yet may be of a release that has returned already. */

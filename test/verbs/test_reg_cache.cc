@@ -132,8 +132,8 @@ struct Fake {
     }
 };
 
-const verbs_rcache_ops_t kOps = {Fake::reg,        Fake::dereg, Fake::pages,   Fake::watch_open,
-                                 Fake::watch,      Fake::released, nullptr};
+const verbs_rcache_ops_t kOps = {Fake::reg,   Fake::dereg,    Fake::pages, Fake::watch_open,
+                                 Fake::watch, Fake::released, nullptr};
 
 struct RegCacheTest : ::testing::Test {
     Fake fake;
@@ -472,7 +472,8 @@ TEST_F(RegCacheTest, ReleasesDropTheEntriesTheyOverlap)
     EXPECT_EQ(verbs_rcache_check(rc), VERBS_RCACHE_CHECK_RELEASES);
     verbs_reg_t *a = get(kBase + 10, 100); // page kBase
     verbs_rcache_put(rc, a);
-    verbs_reg_t *b = get(kBase + 4 * kPage, 2 * kPage, VERBS_ACCESS_REMOTE_READ | VERBS_ACCESS_EXACT);
+    verbs_reg_t *b =
+        get(kBase + 4 * kPage, 2 * kPage, VERBS_ACCESS_REMOTE_READ | VERBS_ACCESS_EXACT);
     verbs_rcache_put(rc, get(kBase + 8 * kPage, kPage));
     ASSERT_EQ(fake.watched.size(), 3u);
     EXPECT_EQ(fake.watched[0], std::make_pair(kBase, kPage)) << "whole pages are watched";
