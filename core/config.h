@@ -110,6 +110,7 @@ enum { CORE_WAIT_SPIN = 0, CORE_WAIT_SLEEP = 1, CORE_WAIT_ADAPTIVE = 2 };
 
 typedef struct core_config {
     char device[CORE_CONFIG_DEVICE_MAX]; /* "device": name, "" = any */
+    char netdev[CORE_CONFIG_DEVICE_MAX]; /* "verbs_netdev": RoCE GID's interface, "" = any */
 #define CORE_CONFIG_FIELD(field, name, def, min, max, desc) int64_t field;
     CORE_CONFIG_INT_LIST(CORE_CONFIG_FIELD)
 #undef CORE_CONFIG_FIELD

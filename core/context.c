@@ -40,6 +40,7 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
     dp.name = ctx->cfg.device[0] != '\0' ? ctx->cfg.device : NULL;
     dp.port = (int)ctx->cfg.port;
     dp.gid_index = (int)ctx->cfg.gid_index;
+    dp.netdev = ctx->cfg.netdev[0] != '\0' ? ctx->cfg.netdev : NULL;
     status = verbs_dev_open(&dp, &ctx->dev);
     if (status != IBMSG_OK) {
         goto err_release_config;

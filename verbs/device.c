@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -57,8 +58,11 @@ static int gid_is_zero(const union ibv_gid *gid)
     return memcmp(gid->raw, zero, sizeof(zero)) == 0;
 }
 
-/* The default RoCE GID: RoCE v2 and IPv4-mapped first, then any RoCE v2, else -1. */
-static int roce_default_gid(struct ibv_context *ctx, uint8_t port, int tbl_len)
+/*
+ * The default RoCE GID: RoCE v2 and IPv4-mapped first, then any RoCE v2, else -1; only GIDs of
+ * the network interface ifindex when it is not 0.
+ */
+static int roce_default_gid(struct ibv_context *ctx, uint8_t port, int tbl_len, unsigned ifindex)
 {
     int any_v2 = -1;
 
@@ -67,7 +71,8 @@ static int roce_default_gid(struct ibv_context *ctx, uint8_t port, int tbl_len)
         if (ibv_query_gid_ex(ctx, port, (uint32_t)i, &entry, 0) != 0) {
             continue; /* unused entries fail with ENODATA */
         }
-        if (entry.gid_type != IBV_GID_TYPE_ROCE_V2 || gid_is_zero(&entry.gid)) {
+        if (entry.gid_type != IBV_GID_TYPE_ROCE_V2 || gid_is_zero(&entry.gid) ||
+            (ifindex != 0 && entry.ndev_ifindex != ifindex)) {
             continue;
         }
         if (gid_is_ipv4_mapped(&entry.gid)) {
@@ -104,7 +109,8 @@ static void found_add(found_text_t *f, const char *fmt, ...)
     }
 }
 
-/* Fill info for (ctx, port) with the chosen GID. Returns a status, logging why it failed. */
+/* Fill info for (ctx, port) with the chosen GID (-1: IB, LID routing). Returns a status, logging
+   why it failed. */
 static int port_setup(struct ibv_context *ctx, const struct ibv_port_attr *pa, uint8_t port,
                       int gid_index, verbs_dev_info_t *info)
 {
@@ -137,14 +143,7 @@ static int port_setup(struct ibv_context *ctx, const struct ibv_port_attr *pa, u
                        : da.atomic_cap == IBV_ATOMIC_HCA ? VERBS_ATOMIC_HCA
                                                          : VERBS_ATOMIC_NONE;
 
-    if (gid_index < 0 && info->link_layer == VERBS_LINK_ETHERNET) {
-        gid_index = roce_default_gid(ctx, port, pa->gid_tbl_len);
-        if (gid_index < 0) {
-            util_error("%s port %u: RoCE port without a RoCE v2 GID (table of %d entries)", name,
-                       (unsigned)port, pa->gid_tbl_len);
-            return IBMSG_ERR_NO_DEVICE;
-        }
-    }
+    /* RoCE ports come with their GID chosen (verbs_port_rank passes those without one). */
     info->gid_index = gid_index;
     if (gid_index < 0) {
         return IBMSG_OK; /* IB: LID routing */
@@ -216,7 +215,7 @@ static int cpu_numa_node(void)
  * IBMSG_ERR_INVALID for a port the device does not have.
  */
 static int describe_device(struct ibv_device **list, int index, const verbs_dev_params_t *p,
-                           port_search_t *s, found_text_t *found)
+                           unsigned ifindex, port_search_t *s, found_text_t *found)
 {
     struct ibv_device *ibdev = list[index];
     const char *name = ibv_get_device_name(ibdev);
@@ -255,7 +254,7 @@ static int describe_device(struct ibv_device **list, int index, const verbs_dev_
         d->ethernet = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
         d->gid_index = p->gid_index;
         if (p->gid_index < 0 && d->ethernet && d->active) {
-            d->gid_index = roce_default_gid(ctx, (uint8_t)port, pa.gid_tbl_len);
+            d->gid_index = roce_default_gid(ctx, (uint8_t)port, pa.gid_tbl_len, ifindex);
         }
         d->numa_node = numa;
         s->dev[s->n] = index;
@@ -396,10 +395,15 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
     verbs_dev_info_t info;
     verbs_dev_t *dev;
     int num = 0, status = IBMSG_ERR_NOT_FOUND, named = 0, fl;
+    unsigned ifindex = 0;
 
     if (params == NULL || dev_p == NULL || params->port < 0 || params->port > 255 ||
         params->gid_index < -1) {
         return IBMSG_ERR_INVALID;
+    }
+    if (params->netdev != NULL && (ifindex = if_nametoindex(params->netdev)) == 0) {
+        util_error("no network interface named %s (verbs_netdev)", params->netdev);
+        return IBMSG_ERR_NO_DEVICE;
     }
     verbs_fork_setup(); /* before any registration of this process's */
     list = ibv_get_device_list(&num);
@@ -419,7 +423,7 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
             continue;
         }
         named = 1;
-        if (describe_device(list, i, params, &search, &found) != IBMSG_OK) {
+        if (describe_device(list, i, params, ifindex, &search, &found) != IBMSG_OK) {
             status = IBMSG_ERR_INVALID;
         }
     }

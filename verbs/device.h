@@ -20,6 +20,7 @@ typedef struct verbs_dev_params {
     const char *name; /* device name such as "rxe0", or NULL for any */
     int port;         /* 1-based port number, or 0 for the first ACTIVE port */
     int gid_index;    /* GID table index, or -1: RoCE v2 IPv4-mapped on Ethernet, 0 on IB */
+    const char *netdev; /* RoCE: only GIDs of this network interface (gid_index -1), or NULL */
 } verbs_dev_params_t;
 
 /* What was opened. */
@@ -89,7 +90,8 @@ const char *verbs_memlock_hint(int err, char *buf, size_t len);
  * Selection: every port of the named device (all devices when NULL), or only the given port, is
  * described and ranked by verbs_port_rank (verbs/dev_rank.h: usable ports only, the calling
  * thread's NUMA node first, then the device list's order); the GID is the given index, or on
- * RoCE the first RoCE v2 GID that is IPv4-mapped (then any RoCE v2 GID), on IB none (LID
+ * RoCE the first RoCE v2 GID that is IPv4-mapped (then any RoCE v2 GID), only among those of
+ * params->netdev when it is given (so that it selects the device and port too), on IB none (LID
  * routing).
  * Returns IBMSG_OK; IBMSG_ERR_NO_DEVICE when nothing fits, with an error log that names every
  * device and port that was found, its state and why it was not taken; IBMSG_ERR_INVALID for a

@@ -1,5 +1,6 @@
 // Device, port and GID selection on the guest's Soft-RoCE devices (label rdma): what is chosen
-// with no hint, cross-checked against sysfs; a device chosen by name; an unknown name.
+// with no hint, cross-checked against sysfs; a device chosen by name, by network interface; an
+// unknown name or interface. With --two-hosts (rxe0, rxe1) the named ones are the second.
 #include <gtest/gtest.h>
 
 #include <infiniband/verbs.h>
@@ -75,7 +76,7 @@ TEST(DeviceSelection, DefaultIsTheFirstUsablePortAndItsRoceV2Gid)
     if (names.empty()) {
         IBMSG_TEST_MISSING("no RDMA device");
     }
-    verbs_dev_params_t p{nullptr, 0, -1};
+    verbs_dev_params_t p{nullptr, 0, -1, nullptr};
     Opened o;
     ASSERT_EQ(verbs_dev_open(&p, &o.dev), IBMSG_OK);
     const verbs_dev_info_t *info = verbs_dev_info(o.dev);
@@ -106,7 +107,7 @@ TEST(DeviceSelection, ANamedDeviceIsTheOneOpened)
     }
     const char *b = getenv("IBMSG_VM_DEV_B");
     std::string name = b != nullptr ? b : names.back();
-    verbs_dev_params_t p{name.c_str(), 0, -1};
+    verbs_dev_params_t p{name.c_str(), 0, -1, nullptr};
     Opened o;
     ASSERT_EQ(verbs_dev_open(&p, &o.dev), IBMSG_OK);
     const verbs_dev_info_t *info = verbs_dev_info(o.dev);
@@ -125,11 +126,46 @@ TEST(DeviceSelection, AnUnknownNameIsNoDeviceAndNamesWhatWasFound)
     for (const auto &n : names) {
         found += " " + n;
     }
-    verbs_dev_params_t p{"no_such_dev9", 0, -1};
+    verbs_dev_params_t p{"no_such_dev9", 0, -1, nullptr};
     verbs_dev_t *dev = nullptr;
     LogCapture log;
     EXPECT_EQ(verbs_dev_open(&p, &dev), IBMSG_ERR_NO_DEVICE);
     EXPECT_EQ(dev, nullptr);
     ASSERT_FALSE(log.lines.empty());
     EXPECT_EQ(log.lines.back(), found);
+}
+
+// By network interface (verbs_netdev): the device, port and GID of that interface.
+TEST(DeviceSelection, ANetdevChoosesItsDeviceAndGid)
+{
+    std::vector<std::string> names = device_names();
+    if (names.empty()) {
+        IBMSG_TEST_MISSING("no RDMA device");
+    }
+    const char *b = getenv("IBMSG_VM_DEV_B");
+    std::string name = b != nullptr ? b : names.back();
+    int index = 0;
+    while (index < 256 && !roce_v2_ipv4(name, 1, index)) {
+        index++;
+    }
+    ASSERT_LT(index, 256) << name << " has no RoCE v2 IPv4-mapped GID";
+    std::string netdev = sysfs(name, 1, "gid_attrs/ndevs/" + std::to_string(index));
+    ASSERT_FALSE(netdev.empty());
+    verbs_dev_params_t p{nullptr, 0, -1, netdev.c_str()};
+    Opened o;
+    ASSERT_EQ(verbs_dev_open(&p, &o.dev), IBMSG_OK);
+    const verbs_dev_info_t *info = verbs_dev_info(o.dev);
+    EXPECT_EQ(info->name, name) << "netdev " << netdev;
+    EXPECT_EQ(info->gid_index, index);
+}
+
+TEST(DeviceSelection, AnUnknownNetdevIsNoDevice)
+{
+    verbs_dev_params_t p{nullptr, 0, -1, "no_such_if9"};
+    verbs_dev_t *dev = nullptr;
+    LogCapture log;
+    EXPECT_EQ(verbs_dev_open(&p, &dev), IBMSG_ERR_NO_DEVICE);
+    EXPECT_EQ(dev, nullptr);
+    ASSERT_EQ(log.lines.size(), 1u);
+    EXPECT_EQ(log.lines[0], "no network interface named no_such_if9 (verbs_netdev)");
 }
