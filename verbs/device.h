@@ -17,9 +17,9 @@ typedef struct verbs_dev verbs_dev_t;
 
 /* What to open. NULL / 0 / -1 mean "choose": see verbs_dev_open. */
 typedef struct verbs_dev_params {
-    const char *name; /* device name such as "rxe0", or NULL for any */
-    int port;         /* 1-based port number, or 0 for the first ACTIVE port */
-    int gid_index;    /* GID table index, or -1: RoCE v2 IPv4-mapped on Ethernet, 0 on IB */
+    const char *name;   /* device name such as "rxe0", or NULL for any */
+    int port;           /* 1-based port number, or 0 for the first ACTIVE port */
+    int gid_index;      /* GID table index, or -1: RoCE v2 IPv4-mapped on Ethernet, 0 on IB */
     const char *netdev; /* RoCE: only GIDs of this network interface (gid_index -1), or NULL */
 } verbs_dev_params_t;
 
