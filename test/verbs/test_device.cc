@@ -59,6 +59,13 @@ bool roce_v2_ipv4(const std::string &dev, unsigned port, int index)
     return type == "RoCE v2" && gid.rfind("0000:0000:0000:0000:0000:ffff:", 0) == 0;
 }
 
+// The device the named cases ask for: the second host's (rxe1, listed second), else the last.
+std::string named_device(const std::vector<std::string> &names)
+{
+    const char *b = getenv("IBMSG_VM_DEV_B");
+    return b != nullptr ? b : names.back();
+}
+
 struct Opened {
     verbs_dev_t *dev = nullptr;
     ~Opened()
@@ -105,8 +112,7 @@ TEST(DeviceSelection, ANamedDeviceIsTheOneOpened)
     if (names.empty()) {
         IBMSG_TEST_MISSING("no RDMA device");
     }
-    const char *b = getenv("IBMSG_VM_DEV_B");
-    std::string name = b != nullptr ? b : names.back();
+    std::string name = named_device(names);
     verbs_dev_params_t p{name.c_str(), 0, -1, nullptr};
     Opened o;
     ASSERT_EQ(verbs_dev_open(&p, &o.dev), IBMSG_OK);
@@ -142,8 +148,7 @@ TEST(DeviceSelection, ANetdevChoosesItsDeviceAndGid)
     if (names.empty()) {
         IBMSG_TEST_MISSING("no RDMA device");
     }
-    const char *b = getenv("IBMSG_VM_DEV_B");
-    std::string name = b != nullptr ? b : names.back();
+    std::string name = named_device(names);
     int index = 0;
     while (index < 256 && !roce_v2_ipv4(name, 1, index)) {
         index++;
