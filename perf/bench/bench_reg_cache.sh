@@ -2,7 +2,7 @@
 # Rendezvous bandwidth with and without the registration cache and memory windows, interleaved
 # in one boot so the runs share the machine's state: ibmsg_send_bw at 64 KiB (-n 2000) and
 # 1 MiB (-n 200) in each set-up, as each user, with each build, RUNS rounds (default 3); one line
-# per run, MB/s. The set-ups (SETUPS, default all three, "cache,windows"):
+# per run, MB/s ("failed" when the run failed). The set-ups (SETUPS, default all three, "cache,windows"):
 #   1,1  the default: cached registrations, a window per transfer
 #   0,1  every registration for one transfer, a window per transfer
 #   1,0  sources registered exactly per transfer (no windows), destinations cached
@@ -30,8 +30,8 @@ one() { # build user cache windows size iters
     export IBMSG_VERBS_REG_CACHE="$3" IBMSG_CORE_RNDV_WINDOWS="$4"
     as_user "$2" "$bin" -p "$port" -s "$5" -n "$6" --output=bandwidth >/dev/null &
     sleep 1
-    r=$(as_user "$2" "$bin" -p "$port" -s "$5" -n "$6" --output=bandwidth 127.0.0.1)
-    wait
+    r=$(as_user "$2" "$bin" -p "$port" -s "$5" -n "$6" --output=bandwidth 127.0.0.1) || r=failed
+    wait || true
     port=$((port + 1))
     echo "size=$5 build=$1 user=$2 cache=$3 windows=$4 iters=$6 MB/s=$r"
 }
