@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -588,4 +589,41 @@ TEST_F(RegCacheTest, RealReleaseEventsSeeMemoryMappedAgain)
     rc = nullptr;
     munmap(away, len);
     munmap(p, len);
+}
+
+// A forked child has no reader thread and its mappings no userfaultfd: its munmap of watched
+// memory must not wait for one, and its readers are told their events were lost. The parent
+// goes on seeing its own releases.
+TEST(ReleaseWatch, AForkedChildNeitherHangsNorTrustsItsEvents)
+{
+    verbs_release_reader_t r{};
+    const char *why = nullptr;
+    ASSERT_EQ(verbs_release_watch_open(&r, &why), IBMSG_OK) << why;
+    const size_t len = 4 * kPage;
+    auto *p = static_cast<char *>(
+        mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(p, MAP_FAILED);
+    std::memset(p, 1, len);
+    ASSERT_EQ(verbs_release_watch_add(&r, uintptr_t(p), len), IBMSG_OK);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        alarm(10); // a munmap held for a reader that does not exist would end here
+        uintptr_t a = 0, b = 0;
+        int ok = munmap(p, len) == 0 && verbs_release_watch_next(&r, &a, &b) == -1 &&
+                 verbs_release_watch_add(&r, uintptr_t(p), len) == IBMSG_ERR_NOT_SUPPORTED;
+        _exit(ok ? 0 : 1);
+    }
+    int st = 0;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "child status " << st;
+    uintptr_t a = 0, b = 0;
+    EXPECT_EQ(verbs_release_watch_next(&r, &a, &b), 0) << "the child's munmap is not ours";
+    ASSERT_EQ(munmap(p + kPage, kPage), 0);
+    ASSERT_EQ(verbs_release_watch_next(&r, &a, &b), 1);
+    EXPECT_EQ(a, uintptr_t(p) + kPage);
+    EXPECT_EQ(b, uintptr_t(p) + 2 * kPage);
+    EXPECT_EQ(verbs_release_watch_next(&r, &a, &b), 0);
+    munmap(p, len);
+    verbs_release_watch_close(&r);
 }
