@@ -14,6 +14,7 @@
 #include "util/log.h"
 #include "util/parse.h"
 #include "verbs/device.h"
+#include "verbs/reg_cache.h"
 
 typedef struct config_int_desc {
     const char *name;
@@ -31,11 +32,34 @@ static const config_int_desc_t config_ints[] = {
 
 #define CONFIG_NINTS (sizeof(config_ints) / sizeof(config_ints[0]))
 
+/* The string settings: each a char[CORE_CONFIG_DEVICE_MAX] of core_config_t, "" = choose. */
+typedef struct config_str_desc {
+    const char *name;
+    size_t offset;
+    const char *desc;
+} config_str_desc_t;
+
+static const config_str_desc_t config_strs[] = {
+    {"device", offsetof(core_config_t, device),
+     "RDMA device name for new contexts (empty: the first usable port, NUMA-local first)"},
+    {"verbs_netdev", offsetof(core_config_t, netdev),
+     "RoCE: the network interface (e.g. eth1) whose GID to use, which also selects the device "
+     "and port (empty: the first RoCE v2 IPv4-mapped GID)"},
+};
+
+#define CONFIG_NSTRS (sizeof(config_strs) / sizeof(config_strs[0]))
+
+static char *config_str(core_config_t *cfg, const config_str_desc_t *d)
+{
+    return (char *)cfg + d->offset;
+}
+
 /*
  * The control variables' values: the defaults of every new context. config_lock protects them
  * and config_contexts (contexts alive), so a write cannot slip in while a context is created.
  */
 static core_config_t config_cvars = {.device = "",
+                                     .netdev = "",
 #define CORE_CONFIG_DEFAULT(field, name, def, min, max, desc) .field = def,
                                      CORE_CONFIG_INT_LIST(CORE_CONFIG_DEFAULT)
 #undef CORE_CONFIG_DEFAULT
@@ -88,6 +112,12 @@ static const cnt_enum_item_t config_wait_modes[] = {
     {CORE_WAIT_ADAPTIVE, "adaptive"},
 };
 
+static const cnt_enum_item_t config_reg_cache_checks[] = {
+    {VERBS_RCACHE_CHECK_AUTO, "auto"},
+    {VERBS_RCACHE_CHECK_FRAMES, "frames"},
+    {VERBS_RCACHE_CHECK_RELEASES, "releases"},
+};
+
 typedef struct config_enum {
     const char *name, *enum_name;
     const cnt_enum_item_t *items;
@@ -97,6 +127,8 @@ typedef struct config_enum {
 static const config_enum_t config_enums[] = {
     {"core_wait_mode", "core_wait_modes", config_wait_modes,
      (int)(sizeof(config_wait_modes) / sizeof(config_wait_modes[0]))},
+    {"verbs_reg_cache_check", "verbs_reg_cache_checks", config_reg_cache_checks,
+     (int)(sizeof(config_reg_cache_checks) / sizeof(config_reg_cache_checks[0]))},
 };
 
 static const config_enum_t *config_enum_of(const char *name)
@@ -125,20 +157,20 @@ static int cvar_write_enum(void *obj, const void *buf, void *ctx)
     return cvar_write_int(obj, &v, ctx);
 }
 
-static int cvar_read_device(void *obj, void *buf, void *ctx)
+static int cvar_read_str(void *obj, void *buf, void *ctx)
 {
-    (void)obj, (void)ctx;
+    (void)obj;
     pthread_mutex_lock(&config_lock);
-    memcpy(buf, config_cvars.device, sizeof(config_cvars.device));
+    memcpy(buf, config_str(&config_cvars, ctx), CORE_CONFIG_DEVICE_MAX);
     pthread_mutex_unlock(&config_lock);
     return IBMSG_OK;
 }
 
-static int cvar_write_device(void *obj, const void *buf, void *ctx)
+static int cvar_write_str(void *obj, const void *buf, void *ctx)
 {
     int ret = IBMSG_OK;
 
-    (void)obj, (void)ctx;
+    (void)obj;
     if (memchr(buf, '\0', CORE_CONFIG_DEVICE_MAX) == NULL) {
         return IBMSG_T_ERR_INVALID;
     }
@@ -146,7 +178,7 @@ static int cvar_write_device(void *obj, const void *buf, void *ctx)
     if (config_contexts > 0) {
         ret = IBMSG_T_ERR_CVAR_SET_NOT_NOW;
     } else {
-        strcpy(config_cvars.device, buf);
+        strcpy(config_str(&config_cvars, ctx), buf);
     }
     pthread_mutex_unlock(&config_lock);
     return ret;
@@ -205,27 +237,28 @@ static void config_register(void)
     int index;
 
     cnt_builtin_init(); /* the shard variables first, as in every process (builtin.h) */
-    cnt_cvar_desc_t dev = {
-        .name = "device",
-        .datatype = IBMSG_T_CHAR,
-        .verbosity = IBMSG_T_VERBOSITY_USER_BASIC,
-        .bind = IBMSG_T_BIND_NO_OBJECT,
-        .scope = IBMSG_T_SCOPE_LOCAL,
-        .count = CORE_CONFIG_DEVICE_MAX,
-        .category = "verbs",
-        .desc = "RDMA device name for new contexts (empty: the first with an ACTIVE port)",
-        .read = cvar_read_device,
-        .write = cvar_write_device,
-        .ctx = &config_cvars,
-    };
-
     check_reg(cnt_category_register("core", "Messaging core: eager protocol, matching, credits",
                                     "ibmsg", &index),
               "category core");
     check_reg(
         cnt_category_register("verbs", "Verbs layer: device, queues, completions", "ibmsg", &index),
         "category verbs");
-    check_reg(cnt_cvar_register(&dev, &index), "cvar device");
+    for (size_t i = 0; i < CONFIG_NSTRS; i++) {
+        cnt_cvar_desc_t cv = {
+            .name = config_strs[i].name,
+            .datatype = IBMSG_T_CHAR,
+            .verbosity = IBMSG_T_VERBOSITY_USER_BASIC,
+            .bind = IBMSG_T_BIND_NO_OBJECT,
+            .scope = IBMSG_T_SCOPE_LOCAL,
+            .count = CORE_CONFIG_DEVICE_MAX,
+            .category = "verbs",
+            .desc = config_strs[i].desc,
+            .read = cvar_read_str,
+            .write = cvar_write_str,
+            .ctx = (void *)&config_strs[i],
+        };
+        check_reg(cnt_cvar_register(&cv, &index), config_strs[i].name);
+    }
     config_register_fork();
     core_events_register();
     for (size_t i = 0; i < CONFIG_NINTS; i++) {
@@ -315,27 +348,39 @@ static int hint_int(ibmsg_info_t info, const config_int_desc_t *d, int64_t *valu
     return IBMSG_OK;
 }
 
-static int hints_apply(ibmsg_info_t info, core_config_t *cfg)
+/* One string hint. */
+static int hint_str(ibmsg_info_t info, const config_str_desc_t *d, core_config_t *cfg)
 {
     ibmsg_info_type_t type;
-    int ret = ibmsg_info_get_type(info, "device", &type);
+    char value[CORE_CONFIG_DEVICE_MAX + 1];
+    int len = (int)sizeof(value);
+    int ret = ibmsg_info_get_type(info, d->name, &type);
 
-    if (ret == IBMSG_OK) {
-        int len = (int)sizeof(cfg->device);
-        char name[CORE_CONFIG_DEVICE_MAX + 1];
-        if (type != IBMSG_INFO_TYPE_STRING) {
-            util_error("hint device: not a string");
-            return IBMSG_ERR_WRONG_TYPE;
+    if (ret != IBMSG_OK) {
+        return ret; /* IBMSG_ERR_NOT_FOUND: no hint */
+    }
+    if (type != IBMSG_INFO_TYPE_STRING) {
+        util_error("hint %s: not a string", d->name);
+        return IBMSG_ERR_WRONG_TYPE;
+    }
+    ret = ibmsg_info_get_string(info, d->name, value, &len);
+    if (ret != IBMSG_OK || strlen(value) >= CORE_CONFIG_DEVICE_MAX) {
+        util_error("hint %s: longer than %d bytes", d->name, CORE_CONFIG_DEVICE_MAX - 1);
+        return IBMSG_ERR_OUT_OF_RANGE;
+    }
+    strcpy(config_str(cfg, d), value);
+    return IBMSG_OK;
+}
+
+static int hints_apply(ibmsg_info_t info, core_config_t *cfg)
+{
+    int ret;
+
+    for (size_t i = 0; i < CONFIG_NSTRS; i++) {
+        ret = hint_str(info, &config_strs[i], cfg);
+        if (ret != IBMSG_OK && ret != IBMSG_ERR_NOT_FOUND) {
+            return ret;
         }
-        len = (int)sizeof(name);
-        ret = ibmsg_info_get_string(info, "device", name, &len);
-        if (ret != IBMSG_OK || strlen(name) >= sizeof(cfg->device)) {
-            util_error("hint device: longer than %d bytes", CORE_CONFIG_DEVICE_MAX - 1);
-            return IBMSG_ERR_OUT_OF_RANGE;
-        }
-        strcpy(cfg->device, name);
-    } else if (ret != IBMSG_ERR_NOT_FOUND) {
-        return ret;
     }
     for (size_t i = 0; i < CONFIG_NINTS; i++) {
         int64_t v;

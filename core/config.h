@@ -69,6 +69,10 @@ extern "C" {
       "the peer's, exchanged at connection, may lower it)")                                      \
     X(reg_cache, "verbs_reg_cache", 1, 0, 1,                                                     \
       "1: keep registrations of user buffers in a cache; 0: register for every transfer")        \
+    X(reg_cache_check, "verbs_reg_cache_check", -1, -1, 1,                                       \
+      "how the cache learns of freed memory: frames (0: /proc/self/pagemap, needs "              \
+      "CAP_SYS_ADMIN), releases (1: userfaultfd events), auto (-1: frames if visible, else "     \
+      "releases)")                                                                               \
     X(reg_cache_max_entries, "verbs_reg_cache_max_entries", 1024, 1, 1048576,                    \
       "registrations the cache keeps at most")                                                   \
     X(reg_cache_max_bytes, "verbs_reg_cache_max_bytes", 1073741824, 4096, 1099511627776,         \
@@ -109,6 +113,7 @@ enum { CORE_WAIT_SPIN = 0, CORE_WAIT_SLEEP = 1, CORE_WAIT_ADAPTIVE = 2 };
 
 typedef struct core_config {
     char device[CORE_CONFIG_DEVICE_MAX]; /* "device": name, "" = any */
+    char netdev[CORE_CONFIG_DEVICE_MAX]; /* "verbs_netdev": RoCE GID's interface, "" = any */
 #define CORE_CONFIG_FIELD(field, name, def, min, max, desc) int64_t field;
     CORE_CONFIG_INT_LIST(CORE_CONFIG_FIELD)
 #undef CORE_CONFIG_FIELD

@@ -40,6 +40,7 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
     dp.name = ctx->cfg.device[0] != '\0' ? ctx->cfg.device : NULL;
     dp.port = (int)ctx->cfg.port;
     dp.gid_index = (int)ctx->cfg.gid_index;
+    dp.netdev = ctx->cfg.netdev[0] != '\0' ? ctx->cfg.netdev : NULL;
     status = verbs_dev_open(&dp, &ctx->dev);
     if (status != IBMSG_OK) {
         goto err_release_config;
@@ -86,6 +87,7 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
     rcp.max_entries = (uint32_t)ctx->cfg.reg_cache_max_entries;
     rcp.max_bytes = (uint64_t)ctx->cfg.reg_cache_max_bytes;
     rcp.page_size = 0;
+    rcp.check = (int)ctx->cfg.reg_cache_check;
     if (rcp.enabled && verbs_memlock_limit() / 2 < rcp.max_bytes) {
         /* Half the locked-memory limit at most: the rest is for pools, mappings and transfers. */
         rcp.max_bytes = UTIL_MAX(verbs_memlock_limit() / 2, (uint64_t)4096);

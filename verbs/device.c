@@ -3,17 +3,21 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <ibmsg/status.h>
 
 #include "util/log.h"
 #include "verbs/addr.h"
+#include "verbs/dev_rank.h"
 #include "verbs/mw.h"
 #include "verbs/verbs_priv.h"
 
@@ -54,8 +58,11 @@ static int gid_is_zero(const union ibv_gid *gid)
     return memcmp(gid->raw, zero, sizeof(zero)) == 0;
 }
 
-/* The default RoCE GID: RoCE v2 and IPv4-mapped first, then any RoCE v2, else -1. */
-static int roce_default_gid(struct ibv_context *ctx, uint8_t port, int tbl_len)
+/*
+ * The default RoCE GID: RoCE v2 and IPv4-mapped first, then any RoCE v2, else -1; only GIDs of
+ * the network interface ifindex when it is not 0.
+ */
+static int roce_default_gid(struct ibv_context *ctx, uint8_t port, int tbl_len, unsigned ifindex)
 {
     int any_v2 = -1;
 
@@ -64,7 +71,8 @@ static int roce_default_gid(struct ibv_context *ctx, uint8_t port, int tbl_len)
         if (ibv_query_gid_ex(ctx, port, (uint32_t)i, &entry, 0) != 0) {
             continue; /* unused entries fail with ENODATA */
         }
-        if (entry.gid_type != IBV_GID_TYPE_ROCE_V2 || gid_is_zero(&entry.gid)) {
+        if (entry.gid_type != IBV_GID_TYPE_ROCE_V2 || gid_is_zero(&entry.gid) ||
+            (ifindex != 0 && entry.ndev_ifindex != ifindex)) {
             continue;
         }
         if (gid_is_ipv4_mapped(&entry.gid)) {
@@ -101,12 +109,8 @@ static void found_add(found_text_t *f, const char *fmt, ...)
     }
 }
 
-static const char *link_layer_name(uint8_t ll)
-{
-    return ll == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB";
-}
-
-/* Fill info for (ctx, port) with the chosen GID. Returns a status, logging why it failed. */
+/* Fill info for (ctx, port) with the chosen GID (-1: IB, LID routing). Returns a status, logging
+   why it failed. */
 static int port_setup(struct ibv_context *ctx, const struct ibv_port_attr *pa, uint8_t port,
                       int gid_index, verbs_dev_info_t *info)
 {
@@ -140,14 +144,7 @@ static int port_setup(struct ibv_context *ctx, const struct ibv_port_attr *pa, u
                        : da.atomic_cap == IBV_ATOMIC_HCA ? VERBS_ATOMIC_HCA
                                                          : VERBS_ATOMIC_NONE;
 
-    if (gid_index < 0 && info->link_layer == VERBS_LINK_ETHERNET) {
-        gid_index = roce_default_gid(ctx, port, pa->gid_tbl_len);
-        if (gid_index < 0) {
-            util_error("%s port %u: RoCE port without a RoCE v2 GID (table of %d entries)", name,
-                       (unsigned)port, pa->gid_tbl_len);
-            return IBMSG_ERR_NO_DEVICE;
-        }
-    }
+    /* RoCE ports come with their GID chosen (verbs_port_rank passes those without one). */
     info->gid_index = gid_index;
     if (gid_index < 0) {
         return IBMSG_OK; /* IB: LID routing */
@@ -165,22 +162,71 @@ static int port_setup(struct ibv_context *ctx, const struct ibv_port_attr *pa, u
     return IBMSG_OK;
 }
 
-/*
- * Try one device: its given port, or its first ACTIVE one. Returns IBMSG_OK with ctx kept open,
- * IBMSG_ERR_NOT_FOUND when no port fits (the ports and states are appended to found), or another
- * error that ends the search.
- */
-static int try_device(struct ibv_device *ibdev, const verbs_dev_params_t *p,
-                      struct ibv_context **ctx_p, verbs_dev_info_t *info, found_text_t *found)
+/* The ports the search found (at most VERBS_SEARCH_PORTS), described for verbs_port_rank. */
+#define VERBS_SEARCH_PORTS 64
+
+typedef struct port_search {
+    verbs_port_desc_t desc[VERBS_SEARCH_PORTS];
+    int dev[VERBS_SEARCH_PORTS]; /* index in the device list */
+    const char *state[VERBS_SEARCH_PORTS];
+    size_t n;
+} port_search_t;
+
+static int transport_of(const struct ibv_device *ibdev)
 {
+    switch (ibdev->transport_type) {
+    case IBV_TRANSPORT_IB:
+        return VERBS_TRANSPORT_IB;
+    case IBV_TRANSPORT_IWARP:
+        return VERBS_TRANSPORT_IWARP;
+    default:
+        return VERBS_TRANSPORT_OTHER;
+    }
+}
+
+/* The NUMA node of a device from sysfs (<ibdev_path>/device/numa_node), -1 when unknown. */
+static int device_numa_node(const struct ibv_device *ibdev)
+{
+    char path[sizeof(ibdev->ibdev_path) + 32];
+    int node = -1;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/device/numa_node", ibdev->ibdev_path);
+    f = fopen(path, "re");
+    if (f != NULL) {
+        if (fscanf(f, "%d", &node) != 1) {
+            node = -1;
+        }
+        fclose(f);
+    }
+    return node;
+}
+
+/* The NUMA node the calling thread runs on, -1 when unknown. */
+static int cpu_numa_node(void)
+{
+    unsigned cpu = 0, node = 0;
+
+    return syscall(SYS_getcpu, &cpu, &node, NULL) == 0 ? (int)node : -1;
+}
+
+/*
+ * Describe the ports of one device that params admit (all, or the given one). Returns IBMSG_OK
+ * (a device that cannot be opened or queried is named in found and skipped) or
+ * IBMSG_ERR_INVALID for a port the device does not have.
+ */
+static int describe_device(struct ibv_device **list, int index, const verbs_dev_params_t *p,
+                           unsigned ifindex, port_search_t *s, found_text_t *found)
+{
+    struct ibv_device *ibdev = list[index];
     const char *name = ibv_get_device_name(ibdev);
     struct ibv_context *ctx = ibv_open_device(ibdev);
     struct ibv_device_attr da;
-    int status = IBMSG_ERR_NOT_FOUND;
+    int status = IBMSG_OK, numa = device_numa_node(ibdev);
 
     if (ctx == NULL) {
         found_add(found, " %s (cannot open: %s)", name, strerror(errno));
-        return IBMSG_ERR_NOT_FOUND;
+        return IBMSG_OK;
     }
     if (ibv_query_device(ctx, &da) != 0) {
         found_add(found, " %s (query failed)", name);
@@ -192,8 +238,9 @@ static int try_device(struct ibv_device *ibdev, const verbs_dev_params_t *p,
         status = IBMSG_ERR_INVALID;
         goto out_close;
     }
-    for (int port = 1; port <= da.phys_port_cnt; port++) {
+    for (int port = 1; port <= da.phys_port_cnt && s->n < VERBS_SEARCH_PORTS; port++) {
         struct ibv_port_attr pa;
+        verbs_port_desc_t *d = &s->desc[s->n];
         if (p->port != 0 && port != p->port) {
             continue;
         }
@@ -201,21 +248,51 @@ static int try_device(struct ibv_device *ibdev, const verbs_dev_params_t *p,
             found_add(found, " %s:%d (query failed)", name, port);
             continue;
         }
-        found_add(found, " %s:%d (%s, %s)", name, port, ibv_port_state_str(pa.state),
-                  link_layer_name(pa.link_layer));
-        if (pa.state != IBV_PORT_ACTIVE) {
-            continue;
+        d->device = name;
+        d->port = (unsigned)port;
+        d->active = pa.state == IBV_PORT_ACTIVE;
+        d->transport = transport_of(ibdev);
+        d->ethernet = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
+        d->gid_index = p->gid_index;
+        if (p->gid_index < 0 && d->ethernet && d->active) {
+            d->gid_index = roce_default_gid(ctx, (uint8_t)port, pa.gid_tbl_len, ifindex);
         }
-        status = port_setup(ctx, &pa, (uint8_t)port, p->gid_index, info);
-        if (status == IBMSG_OK) {
-            *ctx_p = ctx;
-            return IBMSG_OK;
-        }
-        break;
+        d->numa_node = numa;
+        s->dev[s->n] = index;
+        s->state[s->n] = ibv_port_state_str(pa.state);
+        s->n++;
     }
 out_close:
     ibv_close_device(ctx);
     return status;
+}
+
+/* Open the port the search chose and fill info. Returns a status, logging why it failed. */
+static int open_chosen(struct ibv_device *ibdev, const verbs_dev_params_t *p,
+                       const verbs_port_desc_t *d, struct ibv_context **ctx_p,
+                       verbs_dev_info_t *info)
+{
+    struct ibv_context *ctx = ibv_open_device(ibdev);
+    struct ibv_port_attr pa;
+    int status;
+
+    if (ctx == NULL) {
+        util_error("%s: cannot open: %s", d->device, strerror(errno));
+        return IBMSG_ERR_NO_DEVICE;
+    }
+    if (ibv_query_port(ctx, (uint8_t)d->port, &pa) != 0) {
+        util_error("%s port %u: query failed: %s", d->device, d->port, strerror(errno));
+        ibv_close_device(ctx);
+        return IBMSG_ERR_NO_DEVICE;
+    }
+    status = port_setup(ctx, &pa, (uint8_t)d->port, p->gid_index >= 0 ? p->gid_index : d->gid_index,
+                        info);
+    if (status != IBMSG_OK) {
+        ibv_close_device(ctx);
+        return status;
+    }
+    *ctx_p = ctx;
+    return IBMSG_OK;
 }
 
 /* Whether the effective capabilities hold CAP_IPC_LOCK (bit 14 of CapEff). */
@@ -314,14 +391,20 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
 {
     struct ibv_device **list;
     found_text_t found = {.len = 0};
+    port_search_t search = {.n = 0};
     struct ibv_context *ctx = NULL;
     verbs_dev_info_t info;
     verbs_dev_t *dev;
     int num = 0, status = IBMSG_ERR_NOT_FOUND, named = 0, fl;
+    unsigned ifindex = 0;
 
     if (params == NULL || dev_p == NULL || params->port < 0 || params->port > 255 ||
         params->gid_index < -1) {
         return IBMSG_ERR_INVALID;
+    }
+    if (params->netdev != NULL && (ifindex = if_nametoindex(params->netdev)) == 0) {
+        util_error("no network interface named %s (verbs_netdev)", params->netdev);
+        return IBMSG_ERR_NO_DEVICE;
     }
     verbs_fork_setup(); /* before any registration of this process's */
     list = ibv_get_device_list(&num);
@@ -341,16 +424,31 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
             continue;
         }
         named = 1;
-        status = try_device(list[i], params, &ctx, &info, &found);
+        if (describe_device(list, i, params, ifindex, &search, &found) != IBMSG_OK) {
+            status = IBMSG_ERR_INVALID;
+        }
+    }
+    if (status == IBMSG_ERR_NOT_FOUND) {
+        const char *why[VERBS_SEARCH_PORTS];
+        int best = verbs_port_rank(search.desc, search.n, cpu_numa_node(), why);
+        for (size_t i = 0; i < search.n; i++) {
+            const verbs_port_desc_t *d = &search.desc[i];
+            found_add(&found, " %s:%u (%s, %s%s%s)", d->device, d->port, search.state[i],
+                      d->ethernet ? "RoCE" : "IB", why[i] != NULL ? ": " : "",
+                      why[i] != NULL ? why[i] : "");
+        }
+        if (best >= 0) {
+            status = open_chosen(list[search.dev[best]], params, &search.desc[best], &ctx, &info);
+        }
     }
     ibv_free_device_list(list);
     if (status == IBMSG_ERR_NOT_FOUND) {
         if (params->name != NULL && !named) {
             util_error("no RDMA device named %s; found:%s", params->name, found.buf);
         } else if (params->port != 0) {
-            util_error("port %d is not ACTIVE; found:%s", params->port, found.buf);
+            util_error("port %d is not usable; found:%s", params->port, found.buf);
         } else {
-            util_error("no ACTIVE RDMA port; found:%s", found.buf);
+            util_error("no usable RDMA port; found:%s", found.buf);
         }
         return IBMSG_ERR_NO_DEVICE;
     }

@@ -1,7 +1,7 @@
 /*
  * One opened RDMA device port: selection (by name, port and GID index, or the defaults: the
- * first ACTIVE port and, on RoCE, the RoCE v2 IPv4-mapped GID), its protection domain and the
- * attributes the layers above size themselves by.
+ * first usable port, NUMA-local first (verbs/dev_rank.h), and on RoCE the RoCE v2 IPv4-mapped
+ * GID), its protection domain and the attributes the layers above size themselves by.
  */
 #ifndef IBMSG_VERBS_DEVICE_H
 #define IBMSG_VERBS_DEVICE_H
@@ -17,9 +17,10 @@ typedef struct verbs_dev verbs_dev_t;
 
 /* What to open. NULL / 0 / -1 mean "choose": see verbs_dev_open. */
 typedef struct verbs_dev_params {
-    const char *name; /* device name such as "rxe0", or NULL for any */
-    int port;         /* 1-based port number, or 0 for the first ACTIVE port */
-    int gid_index;    /* GID table index, or -1: RoCE v2 IPv4-mapped on Ethernet, 0 on IB */
+    const char *name;   /* device name such as "rxe0", or NULL for any */
+    int port;           /* 1-based port number, or 0 for the first ACTIVE port */
+    int gid_index;      /* GID table index, or -1: RoCE v2 IPv4-mapped on Ethernet, 0 on IB */
+    const char *netdev; /* RoCE: only GIDs of this network interface (gid_index -1), or NULL */
 } verbs_dev_params_t;
 
 /* What was opened. */
@@ -87,11 +88,15 @@ const char *verbs_memlock_hint(int err, char *buf, size_t len);
 
 /**
  * Open the device and port that params select and allocate a protection domain.
- * Selection: the named device (all devices when NULL); the given port, or its first ACTIVE one;
- * the given GID index, or on RoCE the first RoCE v2 GID that is IPv4-mapped (then any RoCE v2
- * GID), on IB none (LID routing).
+ * Selection: every port of the named device (all devices when NULL), or only the given port, is
+ * described and ranked by verbs_port_rank (verbs/dev_rank.h: usable ports only, the calling
+ * thread's NUMA node first, then the device list's order); the GID is the given index, or on
+ * RoCE the first RoCE v2 GID that is IPv4-mapped (then any RoCE v2 GID), only among those of
+ * params->netdev when it is given (so that it selects the device and port too), on IB none (LID
+ * routing).
  * Returns IBMSG_OK; IBMSG_ERR_NO_DEVICE when nothing fits, with an error log that names every
- * device and port that was found and its state; IBMSG_ERR_INVALID for a bad port or GID index.
+ * device and port that was found, its state and why it was not taken; IBMSG_ERR_INVALID for a
+ * bad port or GID index.
  */
 int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p);
 

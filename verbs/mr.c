@@ -10,12 +10,15 @@
 
 #include "util/log.h"
 #include "verbs/pagemap.h"
+#include "verbs/release_watch.h"
 #include "verbs/verbs_priv.h"
 
 typedef struct mr_ops_arg {
     verbs_dev_t *dev;
     int pagemap_fd; /* negative: frames cannot be read */
     size_t page;
+    int watching; /* release events opened (reader) */
+    verbs_release_reader_t reader;
 } mr_ops_arg_t;
 
 static int mr_reg(void *arg, uintptr_t addr, size_t len, unsigned access, void **handle,
@@ -61,10 +64,36 @@ static int mr_pages(void *arg, uintptr_t addr, size_t npages, uint64_t *pfns)
     return verbs_pagemap_read(a->pagemap_fd, addr, npages, a->page, pfns);
 }
 
+static int mr_watch_open(void *arg, const char **why)
+{
+    mr_ops_arg_t *a = arg;
+    int status = verbs_release_watch_open(&a->reader, why);
+
+    a->watching = status == IBMSG_OK;
+    return status;
+}
+
+static int mr_watch(void *arg, uintptr_t addr, size_t len)
+{
+    mr_ops_arg_t *a = arg;
+
+    return verbs_release_watch_add(&a->reader, addr, len);
+}
+
+static int mr_released(void *arg, uintptr_t *start, uintptr_t *end)
+{
+    mr_ops_arg_t *a = arg;
+
+    return verbs_release_watch_next(&a->reader, start, end);
+}
+
 static void mr_cleanup(void *arg)
 {
     mr_ops_arg_t *a = arg;
 
+    if (a->watching) {
+        verbs_release_watch_close(&a->reader);
+    }
     verbs_pagemap_close(a->pagemap_fd);
     free(a);
 }
@@ -76,6 +105,9 @@ int verbs_mr_cache_create(verbs_dev_t *dev, const verbs_rcache_params_t *params,
         .reg = mr_reg,
         .dereg = mr_dereg,
         .pages = mr_pages,
+        .watch_open = mr_watch_open,
+        .watch = mr_watch,
+        .released = mr_released,
         .cleanup = mr_cleanup,
     };
     mr_ops_arg_t *a;
@@ -90,7 +122,9 @@ int verbs_mr_cache_create(verbs_dev_t *dev, const verbs_rcache_params_t *params,
     }
     a->dev = dev;
     a->page = (size_t)sysconf(_SC_PAGESIZE);
-    a->pagemap_fd = params->enabled ? verbs_pagemap_open() : -1;
+    /* Release events only: the page map is not opened (it would log its failure). */
+    a->pagemap_fd =
+        params->enabled && params->check != VERBS_RCACHE_CHECK_RELEASES ? verbs_pagemap_open() : -1;
     status = verbs_rcache_create(&ops, a, params, cnt, rc_p);
     if (status != IBMSG_OK) {
         mr_cleanup(a);

@@ -13,7 +13,7 @@
 struct verbs_rcache {
     verbs_rcache_ops_t ops;
     void *arg;
-    verbs_rcache_params_t p;
+    verbs_rcache_params_t p; /* p.check: the check in use when enabled */
     cnt_shard_t *cnt;
     verbs_reg_t **index; /* cached entries sorted by (start, end, access) */
     uint32_t nentries;
@@ -155,6 +155,52 @@ static int read_frames(verbs_rcache_t *rc, uintptr_t start, size_t npages)
     return rc->ops.pages(rc->arg, start, npages, rc->scratch);
 }
 
+/* Whether page frames can be read: a page of our own stack must show one. */
+static const char *frames_hidden(verbs_rcache_t *rc)
+{
+    uint64_t probe = 0;
+    uintptr_t here = (uintptr_t)&probe & ~(uintptr_t)(rc->p.page_size - 1);
+    int status =
+        rc->ops.pages != NULL ? rc->ops.pages(rc->arg, here, 1, &probe) : IBMSG_ERR_NOT_SUPPORTED;
+
+    if (status != IBMSG_OK) {
+        return ibmsg_status_string(status);
+    }
+    return probe == 0 ? "they read as 0" : NULL;
+}
+
+/* Set p.check to a check that works (see reg_cache.h); 0 (disabled, warned) when none does. */
+static int choose_check(verbs_rcache_t *rc)
+{
+    const char *no_frames = NULL, *no_events = NULL;
+    int want = rc->p.check;
+
+    if (want != VERBS_RCACHE_CHECK_RELEASES) {
+        no_frames = frames_hidden(rc);
+        if (no_frames == NULL) {
+            rc->p.check = VERBS_RCACHE_CHECK_FRAMES;
+            return 1;
+        }
+    }
+    if (want != VERBS_RCACHE_CHECK_FRAMES) {
+        no_events = "no release events";
+        if (rc->ops.watch_open != NULL && rc->ops.watch_open(rc->arg, &no_events) == IBMSG_OK) {
+            rc->p.check = VERBS_RCACHE_CHECK_RELEASES;
+            util_info("registration cache: page frames %s; freed memory is seen through "
+                      "release events (userfaultfd)",
+                      no_frames != NULL ? "hidden" : "not used");
+            return 1;
+        }
+    }
+    util_warn("registration cache disabled: %s%s%s%s%s, so reuse of freed memory could not be "
+              "detected; every rendezvous registers anew",
+              no_frames != NULL ? "page frames cannot be read (" : "",
+              no_frames != NULL ? no_frames : "", no_frames != NULL ? ")" : "",
+              no_frames != NULL && no_events != NULL ? " and " : "",
+              no_events != NULL ? no_events : "");
+    return 0;
+}
+
 int verbs_rcache_create(const verbs_rcache_ops_t *ops, void *arg,
                         const verbs_rcache_params_t *params, cnt_shard_t *cnt,
                         verbs_rcache_t **rc_p)
@@ -162,8 +208,8 @@ int verbs_rcache_create(const verbs_rcache_ops_t *ops, void *arg,
     verbs_rcache_t *rc;
     size_t page;
 
-    if (ops == NULL || ops->reg == NULL || ops->dereg == NULL || ops->pages == NULL ||
-        params == NULL || rc_p == NULL) {
+    if (ops == NULL || ops->reg == NULL || ops->dereg == NULL || params == NULL || rc_p == NULL ||
+        (ops->watch_open != NULL && (ops->watch == NULL || ops->released == NULL))) {
         return IBMSG_ERR_INVALID;
     }
     page = params->page_size != 0 ? params->page_size : (size_t)sysconf(_SC_PAGESIZE);
@@ -184,16 +230,7 @@ int verbs_rcache_create(const verbs_rcache_ops_t *ops, void *arg,
         rc->p.enabled = 0;
     }
     if (rc->p.enabled) {
-        /* Probe: a page of our own stack must show a frame, or validation is impossible. */
-        uint64_t probe = 0;
-        uintptr_t here = (uintptr_t)&probe & ~(uintptr_t)(page - 1);
-        int status = rc->ops.pages(rc->arg, here, 1, &probe);
-        if (status != IBMSG_OK || probe == 0) {
-            util_warn("registration cache disabled: page frames cannot be read (%s), so reuse "
-                      "of freed memory could not be detected; every rendezvous registers anew",
-                      status != IBMSG_OK ? ibmsg_status_string(status) : "they read as 0");
-            rc->p.enabled = 0;
-        }
+        rc->p.enabled = choose_check(rc);
     }
     *rc_p = rc;
     return IBMSG_OK;
@@ -225,6 +262,11 @@ int verbs_rcache_enabled(const verbs_rcache_t *rc)
     return rc->p.enabled;
 }
 
+int verbs_rcache_check(const verbs_rcache_t *rc)
+{
+    return rc->p.check;
+}
+
 /* Whether every page has a frame: one that has none cannot be told from a later absent one. */
 static int all_present(const uint64_t *pfns, size_t npages)
 {
@@ -251,6 +293,14 @@ static int rcache_miss(verbs_rcache_t *rc, uintptr_t start, uintptr_t end, unsig
     /* Make room first: evicted registrations unpin memory the new one may need. */
     int fits =
         cacheable && rc->p.enabled && end - start <= rc->p.max_bytes && make_room(rc, end - start);
+    /* Watched before it is registered: a release in between is seen at the next get. */
+    if (fits && rc->p.check == VERBS_RCACHE_CHECK_RELEASES &&
+        rc->ops.watch(rc->arg, first, npages * rc->p.page_size) != IBMSG_OK) {
+        util_debug("registration cache: [0x%lx, 0x%lx) cannot be watched (not anonymous "
+                   "memory): registered for this transfer",
+                   (unsigned long)start, (unsigned long)end);
+        fits = 0;
+    }
     status = rc->ops.reg(rc->arg, start, end - start, access, &e->handle, &e->lkey, &e->rkey);
     if (status == IBMSG_ERR_NO_MEMORY && evict_unused(rc) > 0) {
         /* Out of lockable memory (RLIMIT_MEMLOCK): what the cache kept unused is unpinned now,
@@ -282,7 +332,7 @@ static int rcache_miss(verbs_rcache_t *rc, uintptr_t start, uintptr_t end, unsig
         }
     }
     /* The frames are read after registering: they are the pinned ones later hits compare to. */
-    if (fits) {
+    if (fits && rc->p.check == VERBS_RCACHE_CHECK_FRAMES) {
         e->pfns = malloc(npages * sizeof(*e->pfns));
         if (e->pfns == NULL || rc->ops.pages(rc->arg, first, npages, e->pfns) != IBMSG_OK ||
             !all_present(e->pfns, npages)) {
@@ -301,6 +351,49 @@ static int rcache_miss(verbs_rcache_t *rc, uintptr_t start, uintptr_t end, unsig
     }
     *reg_p = e;
     return IBMSG_OK;
+}
+
+/* Whether the frames under a cached entry are still those it pinned. */
+static int frames_unchanged(verbs_rcache_t *rc, const verbs_reg_t *e)
+{
+    uintptr_t first;
+    size_t npages = span_pages(rc, e->start, e->end, &first);
+
+    return read_frames(rc, first, npages) == IBMSG_OK &&
+           memcmp(rc->scratch, e->pfns, npages * sizeof(uint64_t)) == 0;
+}
+
+/* Drop every cached entry overlapping [a, b) (those in use are released at their last put). */
+static void invalidate_range(verbs_rcache_t *rc, uintptr_t a, uintptr_t b)
+{
+    for (uint32_t i = 0; i < rc->nentries;) {
+        verbs_reg_t *e = rc->index[i];
+        if (e->start < b && a < e->end) {
+            count(rc, CNT_VERBS_REG_CACHE_INVALIDATIONS, 1);
+            index_remove(rc, e);
+            if (e->refcount == 0) {
+                release(rc, e);
+            }
+            continue;
+        }
+        i++;
+    }
+}
+
+/* Apply the releases reported since the last get; lost events drop everything. */
+static void take_releases(verbs_rcache_t *rc)
+{
+    uintptr_t a, b;
+    int got;
+
+    while ((got = rc->ops.released(rc->arg, &a, &b)) != 0) {
+        if (got < 0) {
+            util_debug("registration cache: release events were lost: every entry dropped");
+            a = 0;
+            b = UINTPTR_MAX;
+        }
+        invalidate_range(rc, a, b);
+    }
 }
 
 int verbs_rcache_get(verbs_rcache_t *rc, const void *addr, size_t len, unsigned access,
@@ -322,13 +415,13 @@ int verbs_rcache_get(verbs_rcache_t *rc, const void *addr, size_t len, unsigned 
     if (!rc->p.enabled || (access & VERBS_ACCESS_UNCACHED)) {
         return rcache_miss(rc, start, end, access & ~VERBS_ACCESS_UNCACHED, 0, reg_p);
     }
+    if (rc->p.check == VERBS_RCACHE_CHECK_RELEASES) {
+        take_releases(rc);
+    }
     i = lower_bound(rc, start, end, access);
     if (i < rc->nentries && key_cmp(rc->index[i], start, end, access) == 0) {
         verbs_reg_t *e = rc->index[i];
-        uintptr_t first;
-        size_t npages = span_pages(rc, start, end, &first);
-        int status = read_frames(rc, first, npages);
-        if (status == IBMSG_OK && memcmp(rc->scratch, e->pfns, npages * sizeof(uint64_t)) == 0) {
+        if (rc->p.check == VERBS_RCACHE_CHECK_RELEASES || frames_unchanged(rc, e)) {
             if (e->refcount++ == 0) {
                 lru_remove(e);
             }
@@ -362,20 +455,7 @@ void verbs_rcache_put(verbs_rcache_t *rc, verbs_reg_t *reg)
 
 void verbs_rcache_invalidate(verbs_rcache_t *rc, const void *addr, size_t len)
 {
-    uintptr_t a = (uintptr_t)addr, b = a + len;
-
-    for (uint32_t i = 0; i < rc->nentries;) {
-        verbs_reg_t *e = rc->index[i];
-        if (e->start < b && a < e->end) {
-            count(rc, CNT_VERBS_REG_CACHE_INVALIDATIONS, 1);
-            index_remove(rc, e);
-            if (e->refcount == 0) {
-                release(rc, e);
-            }
-            continue;
-        }
-        i++;
-    }
+    invalidate_range(rc, (uintptr_t)addr, (uintptr_t)addr + len);
 }
 
 void verbs_rcache_usage(const verbs_rcache_t *rc, uint32_t *entries, uint64_t *bytes)

@@ -16,16 +16,28 @@
  * not the window's own (measured on Debian 12's 6.1 kernel), so the registration must not be
  * larger than the message either.
  *
- * Freed and reused memory: every hit is validated against the page frames of the range now
- * (ops->pages, /proc/self/pagemap on Linux). A registration pins its pages, so while an entry
- * lives its frames cannot be handed to any other mapping: if the address range was unmapped and
- * mapped again (free() of a large block and malloc() reusing the addresses), at least one frame
- * differs or is absent, and the entry is dropped (an invalidation) and the range registered anew.
- * Memory reused without unmapping (small blocks of the heap) keeps its frames: the registration
- * is still right. No hook on munmap/free is needed, nothing is missed when a library calls the
- * system directly, and the cost is one pread of 8 bytes per page on a hit. When the page frames
- * are hidden (reading them needs CAP_SYS_ADMIN) validation is impossible and the cache disables
- * itself (a warning says so): every registration is then for one transfer.
+ * Freed and reused memory: an entry must be dropped once its addresses map other memory (free()
+ * of a large block and malloc() reusing the addresses; madvise(DONTNEED) of heap pages): the
+ * registration still pins the old pages and would send stale bytes. Two ways to know, chosen by
+ * params->check:
+ *  - page frames (VERBS_RCACHE_CHECK_FRAMES): every hit is validated against the page frames of
+ *    the range now (ops->pages, /proc/self/pagemap on Linux). A registration pins its pages, so
+ *    while an entry lives its frames cannot be handed to any other mapping: if the range was
+ *    unmapped and mapped again, at least one frame differs or is absent. Memory reused without
+ *    unmapping keeps its frames: the registration is still right. Costs one pread of 8 bytes per
+ *    page on a hit, sees every kind of mapping, but needs CAP_SYS_ADMIN (frames read as 0
+ *    without it).
+ *  - release events (VERBS_RCACHE_CHECK_RELEASES): the pages of each entry are watched before it
+ *    is registered (ops->watch; verbs/release_watch.h, a userfaultfd) and every get first takes
+ *    the ranges released since the last one (ops->released) and drops the entries they overlap.
+ *    The kernel reports every munmap, madvise(DONTNEED/FREE) and mremap of watched pages, and a
+ *    release whose call has returned is always seen: exact without privileges, and a hit costs
+ *    no system call. Only anonymous (and shared-memory, hugetlbfs) mappings can be watched: a
+ *    registration of anything else is for one transfer.
+ *  - VERBS_RCACHE_CHECK_AUTO: frames where they can be read, else events; with neither the cache
+ *    disables itself (a warning says why) and every registration is for one transfer.
+ * No hook on munmap or free is needed either way: nothing is missed when a library calls the
+ * system directly.
  *
  * Structure: entries sorted by (start, end, access) in an array (binary search; insertions
  * move pointers, next to a registration that costs far more); unused entries on an LRU list.
@@ -58,7 +70,14 @@ enum {
     VERBS_ACCESS_UNCACHED = 1u << 4,    /* get only: a registration for this use, never cached */
 };
 
-/* How the cache registers memory and sees its page frames (a device, or a test's fakes). */
+/* How a cached registration is known to still map the memory at its addresses. */
+enum {
+    VERBS_RCACHE_CHECK_AUTO = -1,    /* frames when they can be read, else release events */
+    VERBS_RCACHE_CHECK_FRAMES = 0,   /* page frames on every hit */
+    VERBS_RCACHE_CHECK_RELEASES = 1, /* release events */
+};
+
+/* How the cache registers memory and sees it change (a device, or a test's fakes). */
 typedef struct verbs_rcache_ops {
     /** Register [addr, addr + len) (page aligned but for VERBS_ACCESS_EXACT) with access. */
     int (*reg)(void *arg, uintptr_t addr, size_t len, unsigned access, void **handle,
@@ -70,6 +89,15 @@ typedef struct verbs_rcache_ops {
      * IBMSG_ERR_NOT_SUPPORTED when frames cannot be seen; another error when the read failed.
      */
     int (*pages)(void *arg, uintptr_t addr, size_t npages, uint64_t *pfns);
+    /**
+     * Release events (NULL when there are none): start receiving them; IBMSG_OK, or an error and
+     * in *why a static string saying why not. Stopped by cleanup.
+     */
+    int (*watch_open)(void *arg, const char **why);
+    /** Report later releases of [addr, addr + len) (page aligned); IBMSG_OK or an error. */
+    int (*watch)(void *arg, uintptr_t addr, size_t len);
+    /** The next range released: 1 and [*start, *end), 0 none, -1 some were lost. */
+    int (*released)(void *arg, uintptr_t *start, uintptr_t *end);
     /** Called by verbs_rcache_destroy after the last dereg, to free arg (may be NULL). */
     void (*cleanup)(void *arg);
 } verbs_rcache_ops_t;
@@ -79,6 +107,7 @@ typedef struct verbs_rcache_params {
     uint32_t max_entries; /* cached registrations at most */
     uint64_t max_bytes;   /* bytes of cached registrations at most */
     size_t page_size;     /* 0: the system's */
+    int check;            /* VERBS_RCACHE_CHECK_* */
 } verbs_rcache_params_t;
 
 /* A registration handed out by verbs_rcache_get (read-only for the user but keys and range). */
@@ -99,8 +128,9 @@ typedef struct verbs_rcache verbs_rcache_t;
 
 /**
  * Create a cache registering through ops (arg is passed to them) and counting into cnt (the
- * reg_cache counters; NULL: not counted). When enabled, frames are probed once: if ops->pages
- * cannot see them the cache is created disabled, with a warning. Returns IBMSG_OK,
+ * reg_cache counters; NULL: not counted). When enabled, the check is chosen (params->check):
+ * frames are probed once through ops->pages, events opened through ops->watch_open; without the
+ * one chosen the cache is created disabled, with a warning. Returns IBMSG_OK,
  * IBMSG_ERR_INVALID or IBMSG_ERR_NO_MEMORY.
  */
 int verbs_rcache_create(const verbs_rcache_ops_t *ops, void *arg,
@@ -110,12 +140,15 @@ int verbs_rcache_create(const verbs_rcache_ops_t *ops, void *arg,
 /** Release every registration and the cache (NULL is ignored). Entries must be unused. */
 void verbs_rcache_destroy(verbs_rcache_t *rc);
 
-/** Whether the cache keeps registrations (0 when disabled or when frames are hidden). */
+/** Whether the cache keeps registrations (0 when disabled or when it has no check). */
 int verbs_rcache_enabled(const verbs_rcache_t *rc);
+
+/** VERBS_RCACHE_CHECK_FRAMES or VERBS_RCACHE_CHECK_RELEASES: how an enabled cache checks. */
+int verbs_rcache_check(const verbs_rcache_t *rc);
 
 /**
  * A registration covering [addr, addr + len) (len > 0) with access, with one more reference:
- * a validated cached one (a hit) or a new one (a miss; cached when the limits allow). The range
+ * a valid cached one (a hit) or a new one (a miss; cached when the limits allow). The range
  * is rounded out to pages unless access has VERBS_ACCESS_EXACT; VERBS_ACCESS_UNCACHED makes a
  * new registration released at its put. Returns
  * IBMSG_OK, IBMSG_ERR_INVALID, IBMSG_ERR_NO_MEMORY or the registration's error.

@@ -17,40 +17,8 @@
 #include "core/config.h"
 #include "ibmsg/ibmsg.h"
 #include "ibmsg/tool.h"
+#include "log_capture.h"
 #include "util/log.h"
-
-namespace
-{
-
-// Collects log messages so tests can check what an error says.
-struct LogCapture {
-    std::vector<std::string> lines;
-    util_log_sink_cb_t old_sink = nullptr;
-    void *old_arg = nullptr;
-    LogCapture()
-    {
-        util_log_set_sink(&LogCapture::sink, this, &old_sink, &old_arg);
-    }
-    ~LogCapture()
-    {
-        util_log_set_sink(old_sink, old_arg, nullptr, nullptr);
-    }
-    static void sink(util_log_level_t, const char *, int, const char *msg, void *arg)
-    {
-        static_cast<LogCapture *>(arg)->lines.emplace_back(msg);
-    }
-    bool contains(const std::string &s) const
-    {
-        for (const auto &l : lines) {
-            if (l.find(s) != std::string::npos) {
-                return true;
-            }
-        }
-        return false;
-    }
-};
-
-} // namespace
 
 TEST(CoreApi, NullArguments)
 {

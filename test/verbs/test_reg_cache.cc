@@ -1,9 +1,11 @@
 // The registration cache as a data structure: keying, LRU eviction, reference counts, limits
-// and validation against page frames, with the registration as a callback (no device). The
-// frames come from a fake table, or from this process's real /proc/self/pagemap.
+// and validation against page frames or release events, with the registration as a callback (no
+// device). The frames come from a fake table, or from this process's real /proc/self/pagemap;
+// the releases from a fake list, or from this process's real userfaultfd (verbs/release_watch.h).
 #include <gtest/gtest.h>
 
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -16,6 +18,7 @@
 #include "counters/shards/shard.h"
 #include "verbs/pagemap.h"
 #include "verbs/reg_cache.h"
+#include "verbs/release_watch.h"
 
 namespace
 {
@@ -35,6 +38,16 @@ struct Fake {
     int pages_status = IBMSG_OK;
     int pagemap_fd = -1; // >= 0: real frames
     size_t regs_made = 0, deregs = 0;
+    // Release events: fake ones, or the process's real ones (real_releases).
+    int open_status = IBMSG_OK;
+    int watch_status = IBMSG_OK;
+    std::vector<std::pair<uintptr_t, size_t>> watched;
+    std::vector<std::pair<uintptr_t, uintptr_t>> releases; // reported in order
+    size_t next_release = 0;
+    bool lose_events = false;
+    bool real_releases = false;
+    bool reader_open = false;
+    verbs_release_reader_t reader{};
 
     static int reg(void *arg, uintptr_t addr, size_t len, unsigned, void **handle, uint32_t *lkey,
                    uint32_t *rkey)
@@ -83,9 +96,45 @@ struct Fake {
         }
         return IBMSG_OK;
     }
+    static int watch_open(void *arg, const char **why)
+    {
+        auto *f = static_cast<Fake *>(arg);
+        if (f->real_releases) {
+            int st = verbs_release_watch_open(&f->reader, why);
+            f->reader_open = st == IBMSG_OK;
+            return st;
+        }
+        *why = "fake refusal";
+        return f->open_status;
+    }
+    static int watch(void *arg, uintptr_t addr, size_t len)
+    {
+        auto *f = static_cast<Fake *>(arg);
+        f->watched.emplace_back(addr, len);
+        return f->real_releases ? verbs_release_watch_add(&f->reader, addr, len) : f->watch_status;
+    }
+    static int released(void *arg, uintptr_t *start, uintptr_t *end)
+    {
+        auto *f = static_cast<Fake *>(arg);
+        if (f->real_releases) {
+            return verbs_release_watch_next(&f->reader, start, end);
+        }
+        if (f->lose_events) {
+            f->lose_events = false;
+            return -1;
+        }
+        if (f->next_release == f->releases.size()) {
+            return 0;
+        }
+        *start = f->releases[f->next_release].first;
+        *end = f->releases[f->next_release].second;
+        f->next_release++;
+        return 1;
+    }
 };
 
-const verbs_rcache_ops_t kOps = {Fake::reg, Fake::dereg, Fake::pages, nullptr};
+const verbs_rcache_ops_t kOps = {Fake::reg,   Fake::dereg,    Fake::pages, Fake::watch_open,
+                                 Fake::watch, Fake::released, nullptr};
 
 struct RegCacheTest : ::testing::Test {
     Fake fake;
@@ -100,14 +149,19 @@ struct RegCacheTest : ::testing::Test {
     void TearDown() override
     {
         verbs_rcache_destroy(rc);
+        if (fake.reader_open) {
+            verbs_release_watch_close(&fake.reader);
+        }
         EXPECT_TRUE(fake.regs.empty()) << "registrations leaked";
         EXPECT_EQ(level(CNT_VERBS_REG_BYTES), 0);
         cnt_block_destroy(cnt);
     }
-    void make(uint32_t max_entries = 8, uint64_t max_bytes = 1 << 20, int enabled = 1)
+    void make(uint32_t max_entries = 8, uint64_t max_bytes = 1 << 20, int enabled = 1,
+              int check = VERBS_RCACHE_CHECK_FRAMES)
     {
         verbs_rcache_params_t p{};
         p.enabled = enabled;
+        p.check = check;
         p.max_entries = max_entries;
         p.max_bytes = max_bytes;
         p.page_size = kPage;
@@ -407,4 +461,169 @@ TEST_F(RegCacheTest, OutOfLockableMemoryEvictsUnusedAndRetriesOnce)
     EXPECT_EQ(c(CNT_VERBS_REG_CACHE_EVICTIONS), 3u);
     verbs_rcache_put(rc, big);
     verbs_rcache_put(rc, held);
+}
+
+// Release events: a hit reads no frames; a reported release drops exactly the entries it
+// overlaps (by page: an exact entry shares its pages), in use or not; lost events drop all.
+TEST_F(RegCacheTest, ReleasesDropTheEntriesTheyOverlap)
+{
+    fake.pages_status = IBMSG_ERR_IO; // never asked for
+    make(8, 1 << 20, 1, VERBS_RCACHE_CHECK_RELEASES);
+    ASSERT_TRUE(verbs_rcache_enabled(rc));
+    EXPECT_EQ(verbs_rcache_check(rc), VERBS_RCACHE_CHECK_RELEASES);
+    verbs_reg_t *a = get(kBase + 10, 100); // page kBase
+    verbs_rcache_put(rc, a);
+    verbs_reg_t *b =
+        get(kBase + 4 * kPage, 2 * kPage, VERBS_ACCESS_REMOTE_READ | VERBS_ACCESS_EXACT);
+    verbs_rcache_put(rc, get(kBase + 8 * kPage, kPage));
+    ASSERT_EQ(fake.watched.size(), 3u);
+    EXPECT_EQ(fake.watched[0], std::make_pair(kBase, kPage)) << "whole pages are watched";
+    EXPECT_EQ(fake.watched[1], std::make_pair(kBase + 4 * kPage, 2 * kPage));
+    verbs_rcache_put(rc, get(kBase + 10, 100));
+    EXPECT_EQ(c(CNT_VERBS_REG_CACHE_HITS), 1u);
+
+    fake.releases.emplace_back(kBase + 5 * kPage, kBase + 6 * kPage); // b's second page, in use
+    fake.releases.emplace_back(kBase + kPage, kBase + 4 * kPage);     // between a and b: none
+    verbs_rcache_put(rc, get(kBase + 10, 100));                       // a: a hit still
+    EXPECT_EQ(c(CNT_VERBS_REG_CACHE_HITS), 2u);
+    EXPECT_EQ(c(CNT_VERBS_REG_CACHE_INVALIDATIONS), 1u);
+    EXPECT_FALSE(b->cached);
+    EXPECT_EQ(fake.deregs, 0u) << "b is in use: released at its put";
+    verbs_rcache_put(rc, b);
+    EXPECT_EQ(fake.deregs, 1u);
+
+    fake.lose_events = true;
+    verbs_rcache_put(rc, get(kBase + 10, 100)); // everything dropped: a miss
+    EXPECT_EQ(c(CNT_VERBS_REG_CACHE_INVALIDATIONS), 3u);
+    EXPECT_EQ(c(CNT_VERBS_REG_CACHE_MISSES), 4u);
+    EXPECT_EQ(fake.deregs, 3u);
+    uint32_t entries = 0;
+    verbs_rcache_usage(rc, &entries, nullptr);
+    EXPECT_EQ(entries, 1u);
+}
+
+TEST_F(RegCacheTest, MemoryThatCannotBeWatchedIsRegisteredPerUse)
+{
+    make(8, 1 << 20, 1, VERBS_RCACHE_CHECK_RELEASES);
+    fake.watch_status = IBMSG_ERR_NOT_SUPPORTED; // a file mapping
+    for (int i = 0; i < 2; i++) {
+        verbs_reg_t *r = get(kBase, kPage);
+        EXPECT_FALSE(r->cached);
+        verbs_rcache_put(rc, r);
+    }
+    EXPECT_EQ(fake.regs_made, 2u);
+    EXPECT_EQ(fake.deregs, 2u);
+}
+
+// Automatic choice: frames when visible (no watch opened), else events; neither: disabled.
+TEST_F(RegCacheTest, AutoTakesFramesThenEventsThenNothing)
+{
+    make(8, 1 << 20, 1, VERBS_RCACHE_CHECK_AUTO);
+    EXPECT_EQ(verbs_rcache_check(rc), VERBS_RCACHE_CHECK_FRAMES);
+    verbs_rcache_destroy(rc);
+    rc = nullptr;
+
+    fake.pages_status = IBMSG_ERR_NOT_SUPPORTED;
+    make(8, 1 << 20, 1, VERBS_RCACHE_CHECK_AUTO);
+    EXPECT_TRUE(verbs_rcache_enabled(rc));
+    EXPECT_EQ(verbs_rcache_check(rc), VERBS_RCACHE_CHECK_RELEASES);
+    verbs_rcache_destroy(rc);
+    rc = nullptr;
+
+    fake.open_status = IBMSG_ERR_NOT_SUPPORTED;
+    make(8, 1 << 20, 1, VERBS_RCACHE_CHECK_AUTO);
+    EXPECT_FALSE(verbs_rcache_enabled(rc));
+    verbs_rcache_put(rc, get(kBase, 1));
+    EXPECT_EQ(fake.deregs, 1u);
+}
+
+// The process's real release events: rewriting the same pages keeps the entry; munmap and a
+// new mapping at the same address, madvise(MADV_DONTNEED), mremap away, and mmap MAP_FIXED over
+// it each drop it, seen by the very next get.
+TEST_F(RegCacheTest, RealReleaseEventsSeeMemoryMappedAgain)
+{
+    fake.real_releases = true;
+    fake.pages_status = IBMSG_ERR_NOT_SUPPORTED;
+    make(8, 1 << 20, 1, VERBS_RCACHE_CHECK_AUTO);
+    ASSERT_TRUE(verbs_rcache_enabled(rc)) << "userfaultfd refused here (see the warning)";
+    ASSERT_EQ(verbs_rcache_check(rc), VERBS_RCACHE_CHECK_RELEASES);
+    const size_t len = 8 * kPage;
+    auto *p = static_cast<char *>(
+        mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(p, MAP_FAILED);
+    std::memset(p, 1, len);
+    auto cycle = [&] { verbs_rcache_put(rc, get(uintptr_t(p), len)); };
+    cycle();
+    std::memset(p, 2, len); // same pages, new contents: still right
+    cycle();
+    EXPECT_EQ(c(CNT_VERBS_REG_CACHE_HITS), 1u);
+
+    ASSERT_EQ(munmap(p, len), 0);
+    ASSERT_EQ(mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0),
+              p);
+    cycle();
+    EXPECT_EQ(c(CNT_VERBS_REG_CACHE_INVALIDATIONS), 1u);
+    EXPECT_EQ(c(CNT_VERBS_REG_CACHE_MISSES), 2u);
+
+    ASSERT_EQ(madvise(p + 3 * kPage, kPage, MADV_DONTNEED), 0);
+    cycle();
+    EXPECT_EQ(c(CNT_VERBS_REG_CACHE_INVALIDATIONS), 2u);
+
+    ASSERT_EQ(mmap(p + kPage, kPage, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0),
+              p + kPage);
+    cycle();
+    EXPECT_EQ(c(CNT_VERBS_REG_CACHE_INVALIDATIONS), 3u);
+
+    void *away = mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(away, MAP_FAILED);
+    ASSERT_EQ(mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, away), away);
+    ASSERT_EQ(mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0),
+              p);
+    cycle();
+    EXPECT_EQ(c(CNT_VERBS_REG_CACHE_INVALIDATIONS), 4u);
+    cycle();
+    EXPECT_EQ(c(CNT_VERBS_REG_CACHE_HITS), 2u);
+    EXPECT_EQ(c(CNT_VERBS_REG_CACHE_MISSES), 5u);
+    verbs_rcache_destroy(rc);
+    rc = nullptr;
+    munmap(away, len);
+    munmap(p, len);
+}
+
+// A forked child has no reader thread and its mappings no userfaultfd: its munmap of watched
+// memory must not wait for one, and its readers are told their events were lost. The parent
+// goes on seeing its own releases.
+TEST(ReleaseWatch, AForkedChildNeitherHangsNorTrustsItsEvents)
+{
+    verbs_release_reader_t r{};
+    const char *why = nullptr;
+    ASSERT_EQ(verbs_release_watch_open(&r, &why), IBMSG_OK) << why;
+    const size_t len = 4 * kPage;
+    auto *p = static_cast<char *>(
+        mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(p, MAP_FAILED);
+    std::memset(p, 1, len);
+    ASSERT_EQ(verbs_release_watch_add(&r, uintptr_t(p), len), IBMSG_OK);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        alarm(10); // a munmap held for a reader that does not exist would end here
+        uintptr_t a = 0, b = 0;
+        int ok = munmap(p, len) == 0 && verbs_release_watch_next(&r, &a, &b) == -1 &&
+                 verbs_release_watch_add(&r, uintptr_t(p), len) == IBMSG_ERR_NOT_SUPPORTED;
+        _exit(ok ? 0 : 1);
+    }
+    int st = 0;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "child status " << st;
+    uintptr_t a = 0, b = 0;
+    EXPECT_EQ(verbs_release_watch_next(&r, &a, &b), 0) << "the child's munmap is not ours";
+    ASSERT_EQ(munmap(p + kPage, kPage), 0);
+    ASSERT_EQ(verbs_release_watch_next(&r, &a, &b), 1);
+    EXPECT_EQ(a, uintptr_t(p) + kPage);
+    EXPECT_EQ(b, uintptr_t(p) + 2 * kPage);
+    EXPECT_EQ(verbs_release_watch_next(&r, &a, &b), 0);
+    munmap(p, len);
+    verbs_release_watch_close(&r);
 }
