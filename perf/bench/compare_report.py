@@ -17,7 +17,14 @@ import sys
 
 TOOLS = ["ibmsg", "perftest", "ucx"]
 LABEL = {"ibmsg": "ibmsg", "perftest": "perftest", "ucx": "UCX",
-         "ibmsg_off": "ibmsg, counting compiled out"}
+         "ibmsg_off": "ibmsg, counting compiled out",
+         "ibmsg_ev": "ibmsg, events compiled in, none registered",
+         "ibmsg_noev": "ibmsg, events compiled out"}
+# What a cost mode compares: its title, the tools of the two builds and what the first one has.
+COST = {"counters": ("Cost of counting", "ibmsg", "ibmsg_off",
+                     "ibmsg, counting on (+ --counters session)", "counting"),
+        "events": ("Cost of the events' raise sites", "ibmsg_ev", "ibmsg_noev",
+                   LABEL["ibmsg_ev"], "events")}
 # The latency ladder (--steps, perf/bench/compare_run's steps_rungs): what each rung adds.
 STEPS = [("step_verbs", "bare verbs: one buffer, SEND, every send signalled (ib_send_lat's loop)"),
          ("step_imm", "+ SEND_WITH_IMM (the compact header)"),
@@ -260,28 +267,29 @@ def steps_table(samples, sizes, env, reps):
     return out
 
 
-def cost_table(samples, env, reps, out_dir):
+def cost_table(samples, env, reps, out_dir, kind):
+    title, on, off, on_label, _ = COST[kind]
     rates = {t: [s["msg_rate_Mps"] * 1e6 for s in samples if s["tool"] == t and s["valid"]]
-             for t in ("ibmsg", "ibmsg_off")}
-    out = ["Cost of counting: ibmsg_send_bw -s 8, %d alternating pairs, one boot" % reps]
+             for t in (on, off)}
+    out = ["%s: ibmsg_send_bw -s 8, %d alternating pairs, one boot" % (title, reps)]
     out += ["  " + l for l in env]
-    for t in ("ibmsg", "ibmsg_off"):
+    for t in (on, off):
         v = rates[t]
-        out.append("  %-40s median %s msg/s over %d runs (%s)" % (
-            LABEL[t] if t != "ibmsg" else "ibmsg, counting on (+ --counters session)",
+        out.append("  %-44s median %s msg/s over %d runs (%s)" % (
+            on_label if t == on else LABEL[t],
             "%.0f" % statistics.median(v) if v else "n/a", len(v),
             " ".join("%.0f" % x for x in v)))
-    if rates["ibmsg"] and rates["ibmsg_off"]:
-        r = statistics.median(rates["ibmsg"]) / statistics.median(rates["ibmsg_off"])
+    if rates[on] and rates[off]:
+        r = statistics.median(rates[on]) / statistics.median(rates[off])
         spread = [abs(a / statistics.median(v) - 1) for v in rates.values() for a in v]
         out.append("  ratio on/off of the medians: %.4f (%+.2f%%); run-to-run spread up to %.1f%%"
                    % (r, (r - 1) * 100, max(spread) * 100))
         # The two runs of one repetition ran back to back: their ratio is free of slow drifts.
         by_rep = {}
         for x in samples:
-            if x["tool"] in ("ibmsg", "ibmsg_off") and x["valid"]:
+            if x["tool"] in (on, off) and x["valid"]:
                 by_rep.setdefault(x["rep"], {})[x["tool"]] = x["msg_rate_Mps"]
-        paired = sorted(v["ibmsg"] / v["ibmsg_off"] for v in by_rep.values() if len(v) == 2)
+        paired = sorted(v[on] / v[off] for v in by_rep.values() if len(v) == 2)
         if paired:
             out.append("  median of the %d per-repetition ratios on/off: %.4f (from %.3f to %.3f)"
                        % (len(paired), statistics.median(paired), paired[0], paired[-1]))
@@ -295,13 +303,25 @@ def cost_table(samples, env, reps, out_dir):
                        % (max(spread) * 100))
         else:
             out.append("  target: within 1%%: %s" % ("met" if abs(r - 1) <= 0.01 else "NOT met"))
-    out += instructions_table(out_dir, rates["ibmsg"])
+    out += instructions_table(out_dir, rates[on], kind)
     return out
 
 
-def instructions_table(out_dir, rates_on):
+def bench_events_lines(out_dir):
+    """bench_events in the guest: ns per raise site, nobody listening, dropped, delivered."""
+    lines = read(os.path.join(out_dir, "bench_events.txt")).splitlines()
+    rows = [l for l in lines if l[:1].isalpha() and not l.startswith(("case", "bench"))]
+    rows = [l for l in rows if len(l.split()) > 3 and "repetitions" not in l]
+    if not rows:
+        return []
+    return ["  bench_events in this guest (ns per raise site: median, min, p90):"] + \
+        ["    " + l for l in rows]
+
+
+def instructions_table(out_dir, rates_on, kind):
     """The deterministic side: instructions per message (instructions.tsv) and the cost of one
-    counter update in the guest (bench_counters.txt)."""
+    counter update (bench_counters.txt) or raise site (bench_events.txt) in the guest."""
+    _, on_tool, off_tool, _, what = COST[kind]
     path = os.path.join(out_dir, "instructions.tsv")
     if not os.path.exists(path):
         return []
@@ -314,16 +334,21 @@ def instructions_table(out_dir, rates_on):
     out = ["User-space instructions per message (callgrind on one side, difference of runs of "
            "2000 and 6000 messages):"]
     per = {}
-    for side in ("sender", "receiver"):
-        for tool in ("ibmsg", "ibmsg_off"):
+    for side in ("sender", "receiver", "isend"):
+        if side == "isend" and kind != "events":
+            continue
+        for tool in (on_tool, off_tool):
             a, b = ir.get((tool, side, 2000)), ir.get((tool, side, 6000))
             per[(tool, side)] = (b - a) / 4000.0 if a and b else None
-        on, off = per[("ibmsg", side)], per[("ibmsg_off", side)]
+        on, off = per[(on_tool, side)], per[(off_tool, side)]
         if on is None or off is None:
             out.append("  %-8s n/a (a run failed: see raw/ir_*)" % side)
             continue
-        out.append("  %-8s counting on %.0f, off %.0f: %+.0f instructions per message"
-                   % (side, on, off, on - off))
+        label = "ibmsg_tag_isend alone (no polling in it: exact)"
+        out.append("  %-8s %s in %.0f, out %.0f: %+.0f instructions per message (ratio %.4f)"
+                   % (side if side != "isend" else label, what, on, off, on - off, on / off))
+    if kind == "events":
+        return out + bench_events_lines(out_dir)
     loop = {}
     for line in read(os.path.join(out_dir, "bench_counters.txt")).splitlines():
         f = line.split()
@@ -333,8 +358,8 @@ def instructions_table(out_dir, rates_on):
         out.append("  bench_counters in this guest: %.3f ns per loop iteration with a shard "
                    "update, %.3f without (%+.3f ns per update)"
                    % (loop["shard"], loop["none"], loop["shard"] - loop["none"]))
-    deltas = [per[("ibmsg", s)] - per[("ibmsg_off", s)] for s in ("sender", "receiver")
-              if per[("ibmsg", s)] is not None and per[("ibmsg_off", s)] is not None]
+    deltas = [per[(on_tool, s)] - per[(off_tool, s)] for s in ("sender", "receiver")
+              if per[(on_tool, s)] is not None and per[(off_tool, s)] is not None]
     if deltas and rates_on and "none" in loop:
         ns = 1e9 / statistics.median(rates_on)
         worst = max(deltas)
@@ -380,7 +405,8 @@ def plot(out, sizes, med, test):
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     if len(args) != 1:
-        print("usage: compare_report.py OUT [--no-plots] [--counters-cost | --steps]",
+        print("usage: compare_report.py OUT [--no-plots] [--counters-cost | --events-cost | "
+              "--steps]",
               file=sys.stderr)
         return 2
     out = args[0]
@@ -400,7 +426,9 @@ def main():
                                                                          "kernel", "cpus")))]
     reps = max([int(s["rep"]) for s in samples] or [0])
     if "--counters-cost" in sys.argv:
-        lines = cost_table(samples, env_lines, reps, out)
+        lines = cost_table(samples, env_lines, reps, out, "counters")
+    elif "--events-cost" in sys.argv:
+        lines = cost_table(samples, env_lines, reps, out, "events")
     elif "--steps" in sys.argv:
         lines = steps_table(samples, sorted({s["size"] for s in samples}), env_lines, reps)
     else:
