@@ -16,6 +16,7 @@
 
 #include "core/core.h"
 #include "guest.h"
+#include "world_device.h"
 #include "ibmsg/ibmsg.h"
 #include "ibmsg/tool.h"
 #include "world/wireup.h"
@@ -25,7 +26,8 @@
 namespace
 {
 
-constexpr const char *kSkip = "no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma";
+using world_test::have_device;
+using world_test::kSkip;
 
 enum Type { SENT, RECVD, RACE, NTYPES };
 const char *const type_names[NTYPES] = {"world_connect_req_sent", "world_connect_req_recvd",
@@ -210,16 +212,6 @@ void side(uint32_t rank, int fd, bool race)
     ASSERT_TRUE(xfer(fd, &go, &other, 1)); // both done before either says goodbye
     world_wireup_destroy(wu);
     EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
-}
-
-bool have_device()
-{
-    ibmsg_context_t probe;
-    if (ibmsg_context_create(IBMSG_INFO_NULL, &probe) != IBMSG_OK) {
-        return false;
-    }
-    ibmsg_context_destroy(probe);
-    return true;
 }
 
 // Rank 1 in a child process, rank 0 here; the child's failures print there and fail its exit.
