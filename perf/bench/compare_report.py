@@ -22,9 +22,9 @@ LABEL = {"ibmsg": "ibmsg", "perftest": "perftest", "ucx": "UCX",
          "ibmsg_noev": "ibmsg, events compiled out"}
 # What a cost mode compares: its title, the tools of the two builds and what the first one has.
 COST = {"counters": ("Cost of counting", "ibmsg", "ibmsg_off",
-                     "ibmsg, counting on (+ --counters session)", "counting"),
+                     "ibmsg, counting on (+ --counters session)"),
         "events": ("Cost of the events' raise sites", "ibmsg_ev", "ibmsg_noev",
-                   LABEL["ibmsg_ev"], "events")}
+                   LABEL["ibmsg_ev"])}
 # The latency ladder (--steps, perf/bench/compare_run's steps_rungs): what each rung adds.
 STEPS = [("step_verbs", "bare verbs: one buffer, SEND, every send signalled (ib_send_lat's loop)"),
          ("step_imm", "+ SEND_WITH_IMM (the compact header)"),
@@ -268,7 +268,7 @@ def steps_table(samples, sizes, env, reps):
 
 
 def cost_table(samples, env, reps, out_dir, kind):
-    title, on, off, on_label, _ = COST[kind]
+    title, on, off, on_label = COST[kind]
     rates = {t: [s["msg_rate_Mps"] * 1e6 for s in samples if s["tool"] == t and s["valid"]]
              for t in (on, off)}
     out = ["%s: ibmsg_send_bw -s 8, %d alternating pairs, one boot" % (title, reps)]
@@ -321,7 +321,7 @@ def bench_events_lines(out_dir):
 def instructions_table(out_dir, rates_on, kind):
     """The deterministic side: instructions per message (instructions.tsv) and the cost of one
     counter update (bench_counters.txt) or raise site (bench_events.txt) in the guest."""
-    _, on_tool, off_tool, _, what = COST[kind]
+    _, on_tool, off_tool, _ = COST[kind]
     path = os.path.join(out_dir, "instructions.tsv")
     if not os.path.exists(path):
         return []
@@ -344,9 +344,13 @@ def instructions_table(out_dir, rates_on, kind):
         if on is None or off is None:
             out.append("  %-8s n/a (a run failed: see raw/ir_*)" % side)
             continue
-        label = "ibmsg_tag_isend alone (no polling in it: exact)"
-        out.append("  %-8s %s in %.0f, out %.0f: %+.0f instructions per message (ratio %.4f)"
-                   % (side if side != "isend" else label, what, on, off, on - off, on / off))
+        if kind == "counters":
+            out.append("  %-8s counting on %.0f, off %.0f: %+.0f instructions per message"
+                       % (side, on, off, on - off))
+            continue
+        label = "ibmsg_tag_isend alone (no polling in it: exact)" if side == "isend" else side
+        out.append("  %-8s events in %.0f, out %.0f: %+.0f instructions per message (ratio %.4f)"
+                   % (label, on, off, on - off, on / off))
     if kind == "events":
         return out + bench_events_lines(out_dir)
     loop = {}
