@@ -45,6 +45,7 @@ static void async_port_down(ibmsg_context_t ctx, const verbs_async_event_t *ev)
 {
     uint32_t failed = 0;
 
+    ctx->port_down = 1;
     core_cnt_inc(ctx->cnt, CNT_CORE_PORT_DOWN_EVENTS);
     for (ibmsg_ep_t ep = ctx->eps; ep != NULL; ep = ep->next) {
         if (ep->state == CORE_EP_CONNECTED && async_ep_busy(ep)) {
@@ -91,7 +92,9 @@ int core_async_poll(ibmsg_context_t ctx)
             }
             break;
         case VERBS_ASYNC_PORT_UP:
-            if (ev.port == verbs_dev_info(ctx->dev)->port) {
+            /* Soft-RoCE reports a port's return twice (measured): once per change of state. */
+            if (ev.port == verbs_dev_info(ctx->dev)->port && ctx->port_down) {
+                ctx->port_down = 0;
                 util_warn("%s port %d: active again", verbs_dev_info(ctx->dev)->name, ev.port);
                 if (core_ev_on(core_ev_port_active)) {
                     core_ev_device_raise(&core_ev_port_active, ctx, (uint32_t)ev.port, ev.raw, 0);

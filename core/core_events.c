@@ -162,7 +162,7 @@ static void events_register_once(void)
                     "initial fill, or the growth after a low event)");
     event_add_bound(&core_ev_port_active, "core_device_port_active", IBMSG_T_BIND_CONTEXT, "device",
                     2, device_types, port_names, IBMSG_T_ENUM_NULL,
-                    "The context's port became active (again)");
+                    "The context's port became active again after a port error (once per return)");
     event_add_bound(&core_ev_port_down, "core_device_port_down", IBMSG_T_BIND_CONTEXT, "device", 3,
                     device_types, port_names, IBMSG_T_ENUM_NULL,
                     "The context's port left the active state (a port error): its endpoints "
