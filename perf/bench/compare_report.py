@@ -348,7 +348,7 @@ def instructions_table(out_dir, rates_on, kind):
             out.append("  %-8s counting on %.0f, off %.0f: %+.0f instructions per message"
                        % (side, on, off, on - off))
             continue
-        label = "ibmsg_tag_isend alone (no polling in it: exact)" if side == "isend" else side
+        label = "ibmsg_tag_isend alone (no polling in it)" if side == "isend" else side
         out.append("  %-8s events in %.0f, out %.0f: %+.0f instructions per message (ratio %.4f)"
                    % (label, on, off, on - off, on / off))
     if kind == "events":

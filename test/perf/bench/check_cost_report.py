@@ -117,7 +117,7 @@ def main():
         expect(text, "ibmsg, events compiled in, none registered   median 49000 msg/s")
         expect(text, "ratio on/off of the medians: 0.9800 (-2.00%)")
         expect(text, "sender   events in 760, out 725: +35 instructions per message (ratio 1.0483)")
-        expect(text, "ibmsg_tag_isend alone (no polling in it: exact) events in 200, out 199: +1 "
+        expect(text, "ibmsg_tag_isend alone (no polling in it) events in 200, out 199: +1 "
                      "instructions per message (ratio 1.0050)")
         expect(text, "delivered to one callback (reads an element)    115.39     69.57    145.45")
         if "bench_counters" in text:
