@@ -2,7 +2,9 @@
  * The device's asynchronous events, read without blocking: by progress when the SRQ runs low and
  * at the keepalive tick, and by every wakeup of a sleep on the context's fd (core/wait.c), whose
  * epoll set holds the event fd. Each is counted and logged, and the endpoints it concerns fail at
- * once with the device's cause (core_ep_failed says which).
+ * once with the device's cause (core_ep_failed says which). The context's port going down or
+ * active again and a queue pair in error are also events of their own (core_device_*, after the
+ * failures they cause, so endpoints_failed is known).
  */
 #include "core/core.h"
 #include "util/log.h"
@@ -39,10 +41,11 @@ static int async_ep_busy(ibmsg_ep_t ep)
  * flight fails now with that cause. An idle one is left: the port may return before it sends
  * (its keepalive probe finds out otherwise).
  */
-static void async_port_down(ibmsg_context_t ctx)
+static void async_port_down(ibmsg_context_t ctx, const verbs_async_event_t *ev)
 {
     uint32_t failed = 0;
 
+    ctx->port_down = 1;
     core_cnt_inc(ctx->cnt, CNT_CORE_PORT_DOWN_EVENTS);
     for (ibmsg_ep_t ep = ctx->eps; ep != NULL; ep = ep->next) {
         if (ep->state == CORE_EP_CONNECTED && async_ep_busy(ep)) {
@@ -52,13 +55,16 @@ static void async_port_down(ibmsg_context_t ctx)
     }
     util_error("%s port %u: down; %u endpoint(s) with traffic in flight fail",
                verbs_dev_info(ctx->dev)->name, (unsigned)verbs_dev_info(ctx->dev)->port, failed);
+    if (core_ev_on(core_ev_port_down)) {
+        core_ev_device_raise(&core_ev_port_down, ctx, (uint32_t)ev->port, ev->raw, failed);
+    }
 }
 
 int core_async_poll(ibmsg_context_t ctx)
 {
     verbs_async_event_t ev;
     ibmsg_ep_t ep;
-    int count = 0;
+    int count = 0, failing;
 
     while (verbs_dev_poll_async(ctx->dev, &ev) == 1) {
         count++;
@@ -71,19 +77,28 @@ int core_async_poll(ibmsg_context_t ctx)
             break;
         case VERBS_ASYNC_QP_FATAL:
             ep = core_qpt_find(&ctx->qpt, ev.qpn);
-            if (ep != NULL && ep->state == CORE_EP_CONNECTED) {
+            failing = ep != NULL && ep->state == CORE_EP_CONNECTED;
+            if (failing) {
                 util_error("qp 0x%x: %s; the endpoint fails", ev.qpn, verbs_async_string(&ev));
                 async_fail(ep, IBMSG_T_EP_FAIL_QP_FATAL);
+            }
+            if (core_ev_on(core_ev_qp_fatal)) {
+                core_ev_device_raise(&core_ev_qp_fatal, ctx, ev.qpn, ev.raw, (uint32_t)failing);
             }
             break;
         case VERBS_ASYNC_PORT_DOWN:
             if (ev.port == verbs_dev_info(ctx->dev)->port) {
-                async_port_down(ctx);
+                async_port_down(ctx, &ev);
             }
             break;
         case VERBS_ASYNC_PORT_UP:
-            if (ev.port == verbs_dev_info(ctx->dev)->port) {
+            /* Soft-RoCE reports a port's return twice (measured): once per change of state. */
+            if (ev.port == verbs_dev_info(ctx->dev)->port && ctx->port_down) {
+                ctx->port_down = 0;
                 util_warn("%s port %d: active again", verbs_dev_info(ctx->dev)->name, ev.port);
+                if (core_ev_on(core_ev_port_active)) {
+                    core_ev_device_raise(&core_ev_port_active, ctx, (uint32_t)ev.port, ev.raw, 0);
+                }
             }
             break;
         case VERBS_ASYNC_SRQ_ERR:

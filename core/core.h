@@ -242,6 +242,7 @@ struct ibmsg_context_s {
     core_wait_hook_t wait_hook;         /* ... and armed with them before a sleep */
     int wait_fd;                        /* epoll: the completion channel, async events, wake_fd */
     int wake_fd;                        /* eventfd: core_context_wake, from any thread */
+    uint8_t port_down; /* the port's last state change read was a port error (core/async.c) */
     core_rma_ctx_t rma;
     core_iov_ctx_t iovs;     /* vector operations' extensions (iov.c) */
     core_ctx_keepalive_t ka; /* failure.c */

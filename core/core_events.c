@@ -19,6 +19,9 @@ cnt_event_t core_ev_stall_begun = CNT_EVENT_INIT;
 cnt_event_t core_ev_stall_ended = CNT_EVENT_INIT;
 cnt_event_t core_ev_srq_low = CNT_EVENT_INIT;
 cnt_event_t core_ev_srq_refilled = CNT_EVENT_INIT;
+cnt_event_t core_ev_port_active = CNT_EVENT_INIT;
+cnt_event_t core_ev_port_down = CNT_EVENT_INIT;
+cnt_event_t core_ev_qp_fatal = CNT_EVENT_INIT;
 
 /* Raised inside progress: a callback must not call back into the messaging API. */
 #define CORE_EV_LEVEL IBMSG_T_CB_REQUIRE_MPI_RESTRICTED
@@ -102,6 +105,10 @@ static void events_register_once(void)
                                                    IBMSG_T_UNSIGNED};
     static const char *const low_names[] = {"posted", "target", "limit"};
     static const char *const refilled_names[] = {"posted", "target", "added"};
+    static const ibmsg_t_datatype_t device_types[] = {IBMSG_T_UNSIGNED, IBMSG_T_INT,
+                                                      IBMSG_T_UNSIGNED};
+    static const char *const port_names[] = {"port", "event_type", "endpoints_failed"};
+    static const char *const qp_names[] = {"qpn", "event_type", "endpoints_failed"};
     ibmsg_t_enum_t cause_enum = IBMSG_T_ENUM_NULL, reason_enum = IBMSG_T_ENUM_NULL;
     int index;
 
@@ -120,6 +127,10 @@ static void events_register_once(void)
                                     "The shared receive queue: its buffers, limit and refills",
                                     "core", &index),
               "category receive_pool");
+    check_reg(cnt_category_register("device",
+                                    "The device's asynchronous events: ports and queue pairs",
+                                    "core", &index),
+              "category device");
     check_reg(
         cnt_enum_register("core_ep_fail_causes", (int)UTIL_ARRAY_SIZE(causes), causes, &cause_enum),
         "enum core_ep_fail_causes");
@@ -149,6 +160,17 @@ static void events_register_once(void)
                     "receive_pool", 3, srq_types, refilled_names, IBMSG_T_ENUM_NULL,
                     "Receive buffers were posted to the shared receive queue (a batch, the "
                     "initial fill, or the growth after a low event)");
+    event_add_bound(&core_ev_port_active, "core_device_port_active", IBMSG_T_BIND_CONTEXT, "device",
+                    2, device_types, port_names, IBMSG_T_ENUM_NULL,
+                    "The context's port became active again after a port error (once per return)");
+    event_add_bound(&core_ev_port_down, "core_device_port_down", IBMSG_T_BIND_CONTEXT, "device", 3,
+                    device_types, port_names, IBMSG_T_ENUM_NULL,
+                    "The context's port left the active state (a port error): its endpoints "
+                    "with traffic in flight fail");
+    event_add_bound(&core_ev_qp_fatal, "core_device_qp_fatal", IBMSG_T_BIND_CONTEXT, "device", 3,
+                    device_types, qp_names, IBMSG_T_ENUM_NULL,
+                    "The device reported a queue pair of the context in error (fatal, request "
+                    "or access error): its endpoint fails");
 }
 
 void core_events_register(void)
@@ -240,5 +262,12 @@ void core_ev_srq_raise(cnt_event_t *ev, ibmsg_context_t ctx, uint32_t posted, ui
                        uint32_t count)
 {
     core_ev_srq_elems_t e = {.posted = posted, .target = target, .count = count};
+    cnt_event_raise(ev, ctx, &e, CORE_EV_LEVEL);
+}
+
+void core_ev_device_raise(cnt_event_t *ev, ibmsg_context_t ctx, uint32_t id, int event_type,
+                          uint32_t affected)
+{
+    core_ev_device_elems_t e = {.id = id, .event_type = event_type, .affected = affected};
     cnt_event_raise(ev, ctx, &e, CORE_EV_LEVEL);
 }

@@ -32,6 +32,7 @@
 
 #include "core/core.h"
 #include "world/world_counters.h"
+#include "world/world_events.h"
 #include "util/log.h"
 #include "verbs/addr.h"
 #include "verbs/notify.h"
@@ -355,6 +356,9 @@ int world_wireup_ep(world_wireup_t *wu, uint32_t r, ibmsg_ep_t *ep_p)
     pending_add(wu, r, world_now_ns());
     wu_send(wu, r, WU_REQ);
     world_cnt.connect_reqs_sent++;
+    if (core_ev_on(world_ev_connect_req_sent)) {
+        world_ev_req_raise(&world_ev_connect_req_sent, wu->eps[r], r, p->nonce);
+    }
     *ep_p = wu->eps[r];
     return IBMSG_OK;
 }
@@ -367,6 +371,23 @@ static void reject(const char *why, uint32_t src, uint32_t type)
     }
 }
 
+/*
+ * r's first REQ crossed ours: the race's events (the lower rank wins, its request makes the one
+ * connection), then the request's, raised here once whether we answer it or not.
+ */
+static void on_race(world_wireup_t *wu, uint32_t r, uint32_t nonce)
+{
+    ibmsg_ep_t ep = wu->eps[r];
+    uint32_t winner = UTIL_MIN(r, wu->rank);
+
+    if (core_ev_on(world_ev_connect_race)) {
+        world_ev_race_raise(ep, r, winner, winner == wu->rank ? WORLD_RACE_WON : WORLD_RACE_LOST);
+    }
+    if (core_ev_on(world_ev_connect_req_recvd)) {
+        world_ev_req_raise(&world_ev_connect_req_recvd, ep, r, nonce);
+    }
+}
+
 /* REQ from r: answer it (accept), unless our own pending REQ wins. */
 static void on_req(world_wireup_t *wu, uint32_t r, uint32_t nonce, const uint8_t *blob, size_t len)
 {
@@ -376,7 +397,10 @@ static void on_req(world_wireup_t *wu, uint32_t r, uint32_t nonce, const uint8_t
     world_cnt.connect_reqs_recvd++;
     switch (p->state) {
     case WU_REQ_SENT:
-        world_cnt.connect_races += !p->raced; /* once per crossing, not per resend */
+        if (!p->raced) { /* once per crossing, not per resend */
+            world_cnt.connect_races++;
+            on_race(wu, r, nonce);
+        }
         p->raced = 1;
         if (r > wu->rank) {
             return; /* ours wins: r answers our REQ with this very endpoint */
@@ -425,6 +449,9 @@ static void on_req(world_wireup_t *wu, uint32_t r, uint32_t nonce, const uint8_t
     p->nonce = nonce;
     pending_add(wu, r, world_now_ns());
     wu_send(wu, r, WU_REP);
+    if (core_ev_on(world_ev_connect_req_recvd) && !p->raced) {
+        world_ev_req_raise(&world_ev_connect_req_recvd, ep, r, nonce);
+    }
 }
 
 static void on_rep(world_wireup_t *wu, uint32_t r, uint32_t nonce, const uint8_t *blob, size_t len)

@@ -28,6 +28,7 @@
 #include "core/core.h"
 #include "world/wireup.h"
 #include "world/world_counters.h"
+#include "world/world_events.h"
 #include "util/log.h"
 
 #define WORLD_KEY_FMT    "ibmsg.ep.%u"
@@ -281,6 +282,7 @@ int ibmsg_world_init(ibmsg_info_t info, ibmsg_world_t *world)
         return IBMSG_ERR_BUSY;
     }
     world_counters_init();
+    world_events_register();
     world_cnt.init_fence_ns = 0;
     w = calloc(1, sizeof(*w));
     if (w == NULL) {

@@ -16,6 +16,19 @@ world_counters_t world_cnt;
 
 static pthread_once_t world_counters_once = PTHREAD_ONCE_INIT;
 
+int world_category_register(void)
+{
+    int index, ret;
+
+    cnt_builtin_init(); /* the shard variables first, as in every process (builtin.h) */
+    ret = cnt_category_register("ibmsg", "Everything ibmsg exports", NULL, &index);
+    if (ret == IBMSG_OK) {
+        ret = cnt_category_register("world", "Job bootstrap: PMIx / TCP wireup of the world",
+                                    "ibmsg", &index);
+    }
+    return ret;
+}
+
 static void world_counters_register(void)
 {
     static const struct {
@@ -60,12 +73,7 @@ static void world_counters_register(void)
     };
     int index, ret;
 
-    cnt_builtin_init(); /* the shard variables first, as in every process (builtin.h) */
-    ret = cnt_category_register("ibmsg", "Everything ibmsg exports", NULL, &index);
-    if (ret == IBMSG_OK) {
-        ret = cnt_category_register("world", "Job bootstrap: PMIx / TCP wireup of the world",
-                                    "ibmsg", &index);
-    }
+    ret = world_category_register();
     if (ret != IBMSG_OK) {
         util_error("world: cannot register category: %s", ibmsg_status_string(ret));
         return;

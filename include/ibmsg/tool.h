@@ -303,10 +303,16 @@ IBMSG_API int ibmsg_t_pvar_readreset(ibmsg_t_pvar_session_t session, ibmsg_t_pva
  * hints, so it is empty.
  *
  * Delivery (what raises ibmsg's own events; the list of types is below): an event of the
- * messaging core is raised by the thread making progress on the context it concerns, inside
- * the ibmsg call that made the progress, at IBMSG_T_CB_REQUIRE_MPI_RESTRICTED: a callback may
- * call ibmsg_t_* functions but no messaging function (ibmsg_*, the context's state is in
- * flux), and must not block. Instances of one source are delivered one at a time, in timestamp
+ * messaging core or of the job layer is raised by the thread making progress on the context it
+ * concerns, inside the ibmsg call that made the progress (the job layer's request sent: inside
+ * ibmsg_world_ep), at IBMSG_T_CB_REQUIRE_MPI_RESTRICTED: a callback may call ibmsg_t_*
+ * functions but no messaging function (ibmsg_*, the context's state is in flux), and must not
+ * block. The device's asynchronous events (core_device_*) take the async-event path: they are
+ * read from the device's event fd by that same thread, when progress finds the receive pool
+ * low, at the keepalive tick, and at every wakeup of a sleep on the context's fd
+ * (ibmsg_context_wait, core_wait_mode sleep or adaptive): a spinning context sees a port go down
+ * at its next keepalive tick, a sleeping one at once; the timestamp is when the event was read,
+ * not when the device saw it. Instances of one source are delivered one at a time, in timestamp
  * order (the sources are ORDERED): while one thread delivers, instances raised by other threads
  * (or by a callback) wait in the source's bounded ring (256) and the delivering thread delivers
  * them after its own; a full ring drops the instance and counts the drop. So a callback may run
@@ -401,6 +407,41 @@ IBMSG_API int ibmsg_t_event_get_source(ibmsg_t_event_instance_t event_instance, 
  *                       core_srq_low. posted: UNSIGNED (now), target: UNSIGNED, added: UNSIGNED
  *                       (this refill's buffers). Once per refill: as often as core_srq_refills
  *                       counts.
+ *
+ * The device's asynchronous events (category device), bound to the context whose device and port
+ * raised them (IBMSG_T_BIND_CONTEXT); event_type is the device's enum ibv_event_type value
+ * (<infiniband/verbs.h>: IBV_EVENT_PORT_ACTIVE 9, IBV_EVENT_PORT_ERR 10, IBV_EVENT_QP_FATAL 1,
+ * IBV_EVENT_QP_REQ_ERR 2, IBV_EVENT_QP_ACCESS_ERR 3). Once per event the device reports, but
+ * port_active once per return of the port (Soft-RoCE reports a return twice):
+ *
+ *   core_device_port_active (the context's port became active again after a port error):
+ *                       port: UNSIGNED, event_type: INT
+ *   core_device_port_down (the context's port left the active state: a port error). Endpoints
+ *                       with traffic in flight fail (core_ep_failed, cause port_down), idle ones
+ *                       are left. port: UNSIGNED, event_type: INT, endpoints_failed: UNSIGNED
+ *   core_device_qp_fatal (the device put a queue pair of the context in error). qpn: UNSIGNED,
+ *                       event_type: INT, endpoints_failed: UNSIGNED (1 when it was a connected
+ *                       endpoint's, which fails with cause qp_fatal; else 0)
+ *
+ * Events of the job layer (category wireup, under world): the on-demand connection manager's
+ * handshakes (world_wireup, the default under PMIx). Bound to the endpoint to the peer rank
+ * (IBMSG_T_BIND_ENDPOINT), raised as "Delivery" says. Elements:
+ *
+ *   world_connect_req_sent  this process asked the peer for a connection: the first connect
+ *                       request went out (once per connection asked for; resends are not
+ *                       raised). peer: UNSIGNED (its rank), qpn: UNSIGNED (our endpoint's queue
+ *                       pair), nonce: UNSIGNED (the handshake's number)
+ *   world_connect_req_recvd a peer's connect request was taken, once per request (not for its
+ *                       resends or rejected datagrams): answered, or held because our own request
+ *                       crossed it and wins. peer, qpn, nonce (the requester's: the nonce of its
+ *                       world_connect_req_sent) as above
+ *   world_connect_race  both ranks asked each other at once (our request was pending when the
+ *                       peer's arrived); once per crossing, on each side, before that side's
+ *                       world_connect_req_recvd. The lower rank's request wins and makes the one
+ *                       connection; the other side's pending endpoint becomes the answer.
+ *                       peer: UNSIGNED, winner: UNSIGNED (the lower rank), qpn: UNSIGNED (the
+ *                       endpoint either way), outcome: INT (enum world_connect_race_outcomes: 0
+ * won, our request; 1 lost, the peer's)
  */
 enum {
     IBMSG_T_EP_FAIL_LOCAL = 0,      /* a post to its queue pair failed */

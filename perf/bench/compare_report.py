@@ -17,7 +17,14 @@ import sys
 
 TOOLS = ["ibmsg", "perftest", "ucx"]
 LABEL = {"ibmsg": "ibmsg", "perftest": "perftest", "ucx": "UCX",
-         "ibmsg_off": "ibmsg, counting compiled out", "ibmsg_base": "ibmsg, baseline build"}
+         "ibmsg_off": "ibmsg, counting compiled out", "ibmsg_base": "ibmsg, baseline build",
+         "ibmsg_ev": "ibmsg, events compiled in, none registered",
+         "ibmsg_noev": "ibmsg, events compiled out"}
+# What a cost mode compares: its title, the tools of the two builds and what the first one has.
+COST = {"counters": ("Cost of counting", "ibmsg", "ibmsg_off",
+                     "ibmsg, counting on (+ --counters session)"),
+        "events": ("Cost of the events' raise sites", "ibmsg_ev", "ibmsg_noev",
+                   LABEL["ibmsg_ev"])}
 # The latency ladder (--steps, perf/bench/compare_run's steps_rungs): what each rung adds.
 STEPS = [("step_verbs", "bare verbs: one buffer, SEND, every send signalled (ib_send_lat's loop)"),
          ("step_imm", "+ SEND_WITH_IMM (the compact header)"),
@@ -297,28 +304,29 @@ def steps_table(samples, sizes, env, reps):
     return out
 
 
-def cost_table(samples, env, reps, out_dir):
+def cost_table(samples, env, reps, out_dir, kind):
+    title, on, off, on_label = COST[kind]
     rates = {t: [s["msg_rate_Mps"] * 1e6 for s in samples if s["tool"] == t and s["valid"]]
-             for t in ("ibmsg", "ibmsg_off")}
-    out = ["Cost of counting: ibmsg_send_bw -s 8, %d alternating pairs, one boot" % reps]
+             for t in (on, off)}
+    out = ["%s: ibmsg_send_bw -s 8, %d alternating pairs, one boot" % (title, reps)]
     out += ["  " + l for l in env]
-    for t in ("ibmsg", "ibmsg_off"):
+    for t in (on, off):
         v = rates[t]
-        out.append("  %-40s median %s msg/s over %d runs (%s)" % (
-            LABEL[t] if t != "ibmsg" else "ibmsg, counting on (+ --counters session)",
+        out.append("  %-44s median %s msg/s over %d runs (%s)" % (
+            on_label if t == on else LABEL[t],
             "%.0f" % statistics.median(v) if v else "n/a", len(v),
             " ".join("%.0f" % x for x in v)))
-    if rates["ibmsg"] and rates["ibmsg_off"]:
-        r = statistics.median(rates["ibmsg"]) / statistics.median(rates["ibmsg_off"])
+    if rates[on] and rates[off]:
+        r = statistics.median(rates[on]) / statistics.median(rates[off])
         spread = [abs(a / statistics.median(v) - 1) for v in rates.values() for a in v]
         out.append("  ratio on/off of the medians: %.4f (%+.2f%%); run-to-run spread up to %.1f%%"
                    % (r, (r - 1) * 100, max(spread) * 100))
         # The two runs of one repetition ran back to back: their ratio is free of slow drifts.
         by_rep = {}
         for x in samples:
-            if x["tool"] in ("ibmsg", "ibmsg_off") and x["valid"]:
+            if x["tool"] in (on, off) and x["valid"]:
                 by_rep.setdefault(x["rep"], {})[x["tool"]] = x["msg_rate_Mps"]
-        paired = sorted(v["ibmsg"] / v["ibmsg_off"] for v in by_rep.values() if len(v) == 2)
+        paired = sorted(v[on] / v[off] for v in by_rep.values() if len(v) == 2)
         if paired:
             out.append("  median of the %d per-repetition ratios on/off: %.4f (from %.3f to %.3f)"
                        % (len(paired), statistics.median(paired), paired[0], paired[-1]))
@@ -332,7 +340,7 @@ def cost_table(samples, env, reps, out_dir):
                        % (max(spread) * 100))
         else:
             out.append("  target: within 1%%: %s" % ("met" if abs(r - 1) <= 0.01 else "NOT met"))
-    out += instructions_table(out_dir, rates["ibmsg"])
+    out += instructions_table(out_dir, rates[on], kind)
     return out
 
 
@@ -370,9 +378,46 @@ def progress_calls(path):
 WAIT_SPREAD = 0.10
 
 
-def instructions_table(out_dir, rates_on):
+def bench_events_lines(out_dir):
+    """bench_events in the guest: ns per raise site, nobody listening, dropped, delivered."""
+    lines = read(os.path.join(out_dir, "bench_events.txt")).splitlines()
+    rows = [l for l in lines if l[:1].isalpha() and not l.startswith(("case", "bench"))]
+    rows = [l for l in rows if len(l.split()) > 3 and "repetitions" not in l]
+    if not rows:
+        return []
+    return ["  bench_events in this guest (ns per raise site: median, min, p90):"] + \
+        ["    " + l for l in rows]
+
+
+def per_message(ir, tool, side, test, size):
+    """Instructions per message from the two runs of a line (None without both)."""
+    runs = ir.get((tool, side, test, size), {})
+    if len(runs) < 2:
+        return None
+    n1, n2 = min(runs), max(runs)
+    return (runs[n2] - runs[n1]) / float(n2 - n1)
+
+
+def events_instructions(ir, on_tool, off_tool, out_dir):
+    """--events-cost: send_bw at 8 B, the events' raise sites compiled in against out."""
+    out = ["User-space instructions per message (callgrind on one side, difference of runs of "
+           "2000 and 6000 messages), send_bw 8 B:"]
+    for side in ("sender", "receiver", "isend"):
+        on, off = (per_message(ir, t, side, "bw", 8) for t in (on_tool, off_tool))
+        label = "ibmsg_tag_isend alone (no polling in it)" if side == "isend" else side
+        if on is None or off is None:
+            out.append("  %-8s n/a (a run failed: see raw/ir_*)" % label)
+            continue
+        out.append("  %-8s events in %.0f, out %.0f: %+.0f instructions per message (ratio %.4f)"
+                   % (label, on, off, on - off, on / off))
+    return out + bench_events_lines(out_dir)
+
+
+def instructions_table(out_dir, rates_on, kind):
     """The deterministic side: instructions per message (instructions.tsv), against the target,
-    and the cost of one counter update in the guest (bench_counters.txt)."""
+    and the cost of one counter update (bench_counters.txt) or raise site (bench_events.txt) in
+    the guest."""
+    _, on_tool, off_tool, _ = COST[kind]
     path = os.path.join(out_dir, "instructions.tsv")
     if not os.path.exists(path):
         return []
@@ -382,6 +427,8 @@ def instructions_table(out_dir, rates_on):
             tool, side, test, size, n, count, status = line.split()
             if status == "0" and int(count) > 0:
                 ir.setdefault((tool, side, test, int(size)), {})[int(n)] = int(count)
+    if kind == "events":
+        return events_instructions(ir, on_tool, off_tool, out_dir)
     out = ["User-space instructions per message (callgrind on one side, difference of two runs "
            "of n1 and n2 messages; send_lat: per iteration, a message each way), counting on "
            "(--counters; idle: --idle-session, every handle started, never read) against "
@@ -390,16 +437,16 @@ def instructions_table(out_dir, rates_on):
     for tool, test, size, label in COST_LINES:
         for side in ("sender", "receiver"):
             vals, polls = {}, {}
-            for t in (tool, "ibmsg_off"):
+            for t in (tool, off_tool):
                 runs = ir.get((t, side, test, size), {})
                 if len(runs) >= 2:
                     n1, n2 = min(runs), max(runs)
-                    vals[t] = (runs[n2] - runs[n1]) / float(n2 - n1)
+                    vals[t] = per_message(ir, t, side, test, size)
                     c = [progress_calls(os.path.join(out_dir, "raw", "ir_%s_%s_%s_%d_%d.callgrind"
                                                      % (t, side, test, size, n))) for n in (n1, n2)]
                     if None not in c:
                         polls[t] = (c[1] - c[0]) / float(n2 - n1)
-            on, off = vals.get(tool), vals.get("ibmsg_off")
+            on, off = vals.get(tool), vals.get(off_tool)
             name = "%-30s %-8s" % (label, side)
             if on is None or off is None:
                 if ir:
@@ -410,7 +457,7 @@ def instructions_table(out_dir, rates_on):
             verdict = "met" if pct <= COST_TARGET_PCT else "NOT met"
             note = ""
             if len(polls) == 2:
-                p_on, p_off = polls[tool], polls["ibmsg_off"]
+                p_on, p_off = polls[tool], polls[off_tool]
                 note = "; progress calls per message %.2f on, %.2f off" % (p_on, p_off)
                 if abs(p_on - p_off) > WAIT_SPREAD * max(p_on, p_off, 1e-9):
                     verdict = "undecidable, the runs waited differently (%s as measured)" % verdict
@@ -496,7 +543,8 @@ def atomics_table(samples, env, reps):
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     if len(args) != 1:
-        print("usage: compare_report.py OUT [--no-plots] [--counters-cost | --steps | --atomics]",
+        print("usage: compare_report.py OUT [--no-plots] [--counters-cost | --events-cost | "
+              "--steps | --atomics]",
               file=sys.stderr)
         return 2
     out = args[0]
@@ -516,7 +564,9 @@ def main():
                                                                          "kernel", "cpus")))]
     reps = max([int(s["rep"]) for s in samples] or [0])
     if "--counters-cost" in sys.argv:
-        lines = cost_table(samples, env_lines, reps, out)
+        lines = cost_table(samples, env_lines, reps, out, "counters")
+    elif "--events-cost" in sys.argv:
+        lines = cost_table(samples, env_lines, reps, out, "events")
     elif "--atomics" in sys.argv:
         lines = atomics_table(samples, env_lines, reps)
     elif "--steps" in sys.argv:

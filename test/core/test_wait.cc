@@ -25,6 +25,7 @@
 #include "counters/shards/shard.h"
 #include "core_fixture.h"
 #include "ibmsg/ibmsg.h"
+#include "ibmsg/tool.h"
 
 namespace
 {
@@ -512,10 +513,61 @@ struct LinkUp {
     }
 };
 
+// The context's device events (core_device_port_down, _port_active), recorded in order.
+struct DeviceEvents {
+    struct Seen {
+        int type; // 0: port down, 1: port active
+        long long ts;
+        core_ev_device_elems_t e;
+    };
+    std::vector<Seen> seen;
+    ibmsg_t_event_registration_t regs[2];
+    struct Ud {
+        DeviceEvents *self;
+        int type;
+    } uds[2] = {{this, 0}, {this, 1}};
+
+    static void on_event(ibmsg_t_event_instance_t inst, ibmsg_t_event_registration_t,
+                         ibmsg_t_cb_safety_t, void *ud)
+    {
+        Ud *u = static_cast<Ud *>(ud);
+        Seen s{};
+        s.type = u->type;
+        EXPECT_EQ(ibmsg_t_event_get_timestamp(inst, &s.ts), IBMSG_T_SUCCESS);
+        EXPECT_EQ(ibmsg_t_event_copy(inst, &s.e), IBMSG_T_SUCCESS);
+        u->self->seen.push_back(s);
+    }
+    void start(ibmsg_context_t ctx)
+    {
+        const char *names[2] = {"core_device_port_down", "core_device_port_active"};
+        int provided;
+        ASSERT_EQ(ibmsg_t_init_thread(IBMSG_T_THREAD_SINGLE, &provided), IBMSG_T_SUCCESS);
+        for (int t = 0; t < 2; t++) {
+            int index = -1;
+            ASSERT_EQ(ibmsg_t_event_get_index(names[t], &index), IBMSG_T_SUCCESS) << names[t];
+            ASSERT_EQ(ibmsg_t_event_handle_alloc(index, &ctx, IBMSG_INFO_NULL, &regs[t]),
+                      IBMSG_T_SUCCESS);
+            ASSERT_EQ(ibmsg_t_event_register_callback(regs[t], IBMSG_T_CB_REQUIRE_MPI_RESTRICTED,
+                                                      IBMSG_INFO_NULL, &uds[t], on_event),
+                      IBMSG_T_SUCCESS);
+        }
+    }
+    void stop()
+    {
+        for (auto &r : regs) {
+            EXPECT_EQ(ibmsg_t_event_handle_free(r, nullptr, nullptr), IBMSG_T_SUCCESS);
+        }
+        EXPECT_EQ(ibmsg_t_finalize(), IBMSG_T_SUCCESS);
+    }
+};
+
 // The port taken down under traffic (ip link set <its netdev> down), in sleep mode: the
 // endpoint with a rendezvous in flight fails at once with the device's cause (port_down), its
 // request completes with IBMSG_ERR_PEER_FAILED, an idle endpoint is left alone; after the port
-// is up again a new context's endpoints exchange messages.
+// is up again a new context's endpoints exchange messages. The context's device events: exactly
+// one core_device_port_down (the port, IBV_EVENT_PORT_ERR, the endpoints it failed), then exactly
+// one core_device_port_active (the port, IBV_EVENT_PORT_ACTIVE; Soft-RoCE reports the return
+// twice, the context raises it once), timestamps ascending.
 TEST(WaitDevice, PortDownFailsBusyEndpointsAndUpWorksAgain)
 {
     if (getenv("IBMSG_VM") == nullptr) {
@@ -535,6 +587,9 @@ TEST(WaitDevice, PortDownFailsBusyEndpointsAndUpWorksAgain)
     ASSERT_EQ(core_test::connect_pair(c, d), IBMSG_OK);
     ibmsg_context_attr_t attr;
     ASSERT_EQ(ibmsg_context_query(ctx, &attr), IBMSG_OK);
+    DeviceEvents events;
+    events.start(ctx);
+    long long t_down = 0;
     std::string sys =
         std::string("/sys/class/infiniband/") + attr.device + "/ports/" + std::to_string(attr.port);
     LinkUp guard;
@@ -549,6 +604,7 @@ TEST(WaitDevice, PortDownFailsBusyEndpointsAndUpWorksAgain)
     }
     uint64_t async0 = cnt(ctx->cnt, CNT_CORE_ASYNC_EVENTS);
     guard.dev = ndev;
+    ASSERT_EQ(ibmsg_t_source_get_timestamp(0, &t_down), IBMSG_T_SUCCESS);
     ASSERT_EQ(system(("ip link set dev " + ndev + " down").c_str()), 0);
     auto t0 = std::chrono::steady_clock::now();
     while (ibmsg_ep_status(a) == IBMSG_OK && since_ms(t0) < 5000) {
@@ -575,10 +631,33 @@ TEST(WaitDevice, PortDownFailsBusyEndpointsAndUpWorksAgain)
     ASSERT_NE(read_line(sys + "/state").find("ACTIVE"), std::string::npos);
     t0 = std::chrono::steady_clock::now();
     uint64_t async1 = cnt(ctx->cnt, CNT_CORE_ASYNC_EVENTS);
-    while (cnt(ctx->cnt, CNT_CORE_ASYNC_EVENTS) == async1 && since_ms(t0) < 5000) {
+    while ((cnt(ctx->cnt, CNT_CORE_ASYNC_EVENTS) == async1 || events.seen.size() < 2) &&
+           since_ms(t0) < 5000) {
         ibmsg_context_wait(ctx, 500);
     }
     EXPECT_GT(cnt(ctx->cnt, CNT_CORE_ASYNC_EVENTS), async1) << "the port's return is read too";
+    for (int i = 0; i < 3; i++) {
+        ibmsg_context_wait(ctx, 100); // a duplicate would show here
+    }
+    ASSERT_EQ(events.seen.size(), 2u) << "one port down, then one port active";
+    EXPECT_EQ(events.seen[0].type, 0);
+    EXPECT_EQ(events.seen[0].e.id, uint32_t(attr.port));
+    EXPECT_EQ(events.seen[0].e.event_type, 10); // IBV_EVENT_PORT_ERR
+    uint32_t port_failed = 0;
+    for (ibmsg_ep_t e : {a, b, c, d}) {
+        port_failed += ibmsg_ep_status(e) == IBMSG_ERR_PEER_FAILED &&
+                       e->ev.fail_cause == IBMSG_T_EP_FAIL_PORT_DOWN;
+    }
+    EXPECT_GE(port_failed, 1u);
+    EXPECT_EQ(events.seen[0].e.affected, port_failed) << "the endpoints it failed, a among them";
+    EXPECT_EQ(events.seen[1].type, 1);
+    EXPECT_EQ(events.seen[1].e.id, uint32_t(attr.port));
+    EXPECT_EQ(events.seen[1].e.event_type, 9); // IBV_EVENT_PORT_ACTIVE
+    EXPECT_GT(events.seen[0].ts, t_down);
+    EXPECT_GT(events.seen[1].ts, events.seen[0].ts);
+    printf("device events: port %u down at +%.1f ms, active at +%.1f ms\n", events.seen[0].e.id,
+           double(events.seen[0].ts - t_down) / 1e6, double(events.seen[1].ts - t_down) / 1e6);
+    events.stop();
     EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
 
     // A new context after the port is up (its GID may take a moment to return).

@@ -14,21 +14,13 @@
 #include <ibmsg/world.h>
 
 #include "guest.h"
+#include "world_device.h"
 
 namespace
 {
 
-constexpr const char *kSkip = "no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma";
-
-bool have_device()
-{
-    ibmsg_context_t probe;
-    if (ibmsg_context_create(IBMSG_INFO_NULL, &probe) != IBMSG_OK) {
-        return false;
-    }
-    ibmsg_context_destroy(probe);
-    return true;
-}
+using world_test::have_device;
+using world_test::kSkip;
 
 void clear_env()
 {

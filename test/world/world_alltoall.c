@@ -285,6 +285,39 @@ static int early_exit(ibmsg_world_t world, uint32_t size, uint32_t gone, int cod
     return 0;
 }
 
+/* The job layer's events (tool.h), counted by type: the requests sent and taken, the races. */
+static const char *const ev_names[] = {"world_connect_req_sent", "world_connect_req_recvd",
+                                       "world_connect_race"};
+static unsigned ev_count[3];
+static uint32_t ev_peer[3];
+
+static void ev_counted(ibmsg_t_event_instance_t inst, ibmsg_t_event_registration_t reg,
+                       ibmsg_t_cb_safety_t level, void *user_data)
+{
+    unsigned *count = user_data;
+    size_t t = (size_t)(count - ev_count);
+
+    (void)reg;
+    (void)level;
+    (*count)++;
+    if (ibmsg_t_event_read(inst, 0, &ev_peer[t]) != IBMSG_OK) { /* element 0: the peer rank */
+        ev_peer[t] = UINT32_MAX;
+    }
+}
+
+static void ev_listen(ibmsg_t_event_registration_t regs[3])
+{
+    for (int t = 0; t < 3; t++) {
+        int index;
+        CHECK(ev_names[t], ibmsg_t_event_get_index(ev_names[t], &index));
+        CHECK("event_handle_alloc",
+              ibmsg_t_event_handle_alloc(index, NULL, IBMSG_INFO_NULL, &regs[t]));
+        CHECK("event_register_callback",
+              ibmsg_t_event_register_callback(regs[t], IBMSG_T_CB_REQUIRE_MPI_RESTRICTED,
+                                              IBMSG_INFO_NULL, &ev_count[t], ev_counted));
+    }
+}
+
 /* Ring over on-demand wireup; see the usage above. */
 static int ring(ibmsg_world_t world, uint32_t size, uint32_t n)
 {
@@ -308,6 +341,8 @@ static int ring(ibmsg_world_t world, uint32_t size, uint32_t n)
     pvar_t rej = pvar_open("world_connect_rejected", IBMSG_T_PVAR_CLASS_COUNTER, NULL);
     pvar_t conns = pvar_open("world_connects", IBMSG_T_PVAR_CLASS_COUNTER, NULL);
     pvar_t conn_ns = pvar_open("world_connect_time_ns", IBMSG_T_PVAR_CLASS_TIMER, NULL);
+    ibmsg_t_event_registration_t regs[3];
+    ev_listen(regs);
     if (pvar_read(eps) != 0) {
         FAIL("ring: %llu endpoints before any use, expected 0 (on-demand wireup)", pvar_read(eps));
     }
@@ -344,7 +379,19 @@ static int ring(ibmsg_world_t world, uint32_t size, uint32_t n)
        this rank may still be progressing the barrier when that request arrives. */
     unsigned long long v_eps = pvar_read(eps), v_od = pvar_read(od), v_rej = pvar_read(rej),
                        v_c = pvar_read(conns), v_cns = pvar_read(conn_ns);
+    unsigned sent = ev_count[0], taken = ev_count[1], races = ev_count[2];
     CHECK("barrier", ibmsg_world_barrier(world));
+    /* The events of the connections made: with more than 2 ranks no two ask each other, so one
+       request went to the next rank and one came from the previous, and nothing raced. */
+    if (size > 2 &&
+        (sent != 1 || taken != 1 || races != 0 || ev_peer[0] != next || ev_peer[1] != prev)) {
+        FAIL("ring events: %u requests sent (to rank %u), %u taken (from rank %u), %u races "
+             "(want 1 to %u, 1 from %u, 0)",
+             sent, ev_peer[0], taken, ev_peer[1], races, next, prev);
+    }
+    for (int t = 0; t < 3; t++) {
+        CHECK("event_handle_free", ibmsg_t_event_handle_free(regs[t], NULL, NULL));
+    }
     /* Each rank asked only its next rank; with 2 ranks the requests cross and rank 0's wins. */
     unsigned want_c = size > 2 ? 1u : me == 0;
     if (v_eps != want_eps || v_od != want_eps || v_rej != 0 || v_c != want_c) {
@@ -353,8 +400,10 @@ static int ring(ibmsg_world_t world, uint32_t size, uint32_t n)
              v_eps, v_od, v_rej, v_c, want_eps, want_eps, want_c);
     }
     printf("ring rank %u/%u: %u msgs from rank %u by wildcard-first; world_endpoints %llu "
-           "world_endpoints_on_demand %llu world_connects %llu connect %.3f ms\n",
-           me, size, n, prev, v_eps, v_od, v_c, (double)v_cns / 1e6 / (double)(v_c ? v_c : 1));
+           "world_endpoints_on_demand %llu world_connects %llu connect %.3f ms; events: %u "
+           "requests sent, %u taken, %u races\n",
+           me, size, n, prev, v_eps, v_od, v_c, (double)v_cns / 1e6 / (double)(v_c ? v_c : 1), sent,
+           taken, races);
     fflush(stdout);
     /* Connect latency with a peer that is progressing (waiting in a receive): rank r asks
        r + 2, which is not a ring neighbour, and its first send completes once connected. */

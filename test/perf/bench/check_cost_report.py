@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""perf/bench/compare_report.py --counters-cost on a results directory made here with known numbers:
-the medians, the per-repetition ratios, the instructions per message of each line (difference of
-two runs) with its percent and met / NOT met against the 2 % target (undecidable when the two
-builds' progress calls per message differ: they waited), bench_counters' update cost
-and the estimate, exactly; a failed callgrind run gives n/a for its side, without
+"""perf/bench/compare_report.py --counters-cost (and --events-cost) on a results directory made
+here with known numbers: the medians, the per-repetition ratios, the instructions per message of
+each line (difference of two runs) with its percent and met / NOT met against the 2 % target
+(undecidable when the two builds' progress calls per message differ: they waited), bench_counters'
+update cost and the estimate, exactly; a failed callgrind run gives n/a for its side, without
 instructions.tsv that part is absent, and fewer
 than 3 runs of a build decide nothing."""
 import os
@@ -24,16 +24,22 @@ none              0.800      0.834          1.98x           +0.000
 shard             1.800      1.734          2.00x           +1.000
 atomic            8.424     71.279          0.24x           +7.598
 """
+BENCH_EVENTS = """501 repetitions of 1000 raises; ns per raise site
+case                                            median       min       p90
+listened, no valid callback (dropped)            63.79     60.69     90.77
+delivered to one callback (reads an element)    115.39     69.57    145.45
+not listened to (the inline test)                 0.66      0.56      0.77
+"""
 
 
-def make(out, ir_rows, with_bench=True, reps=3):
+def make(out, ir_rows, with_bench=True, reps=3, tools=("ibmsg", "ibmsg_off")):
     os.makedirs(os.path.join(out, "raw"))
     # Rates (msg/s) on and off per repetition; per-repetition ratios 0.98, 1.00, 0.95.
     rates = {1: (49000, 50000), 2: (60000, 60000), 3: (38000, 40000)}
     rates = {r: rates[r] for r in range(1, reps + 1)}
     with open(os.path.join(out, "runs.tsv"), "w") as runs:
         for rep, (on, off) in rates.items():
-            for tool, rate in (("ibmsg", on), ("ibmsg_off", off)):
+            for tool, rate in ((tools[0], on), (tools[1], off)):
                 f = "raw/r%d_%s_bw_8" % (rep, tool)
                 with open(os.path.join(out, f + ".client.out"), "w") as o:
                     o.write(TABLE % (rate / 1e6))
@@ -43,9 +49,12 @@ def make(out, ir_rows, with_bench=True, reps=3):
     if ir_rows is not None:
         with open(os.path.join(out, "instructions.tsv"), "w") as t:
             t.writelines("\t".join(str(x) for x in r) + "\n" for r in ir_rows)
-    if with_bench:
+    if with_bench and tools[0] == "ibmsg":
         with open(os.path.join(out, "bench_counters.txt"), "w") as b:
             b.write(BENCH)
+    elif with_bench:
+        with open(os.path.join(out, "bench_events.txt"), "w") as b:
+            b.write(BENCH_EVENTS)
 
 
 def callgrind(out, tool, side, test, size, n, progress_calls):
@@ -59,9 +68,8 @@ def callgrind(out, tool, side, test, size, n, progress_calls):
                 % (half, progress_calls - half))
 
 
-def report(out):
-    r = subprocess.run([sys.executable, REPORT, out, "--counters-cost"], capture_output=True,
-                       text=True)
+def report(out, mode="--counters-cost"):
+    r = subprocess.run([sys.executable, REPORT, out, mode], capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit("FAIL: compare_report.py exited %d: %s" % (r.returncode, r.stderr))
     return r.stdout
@@ -144,6 +152,26 @@ def main():
                      "from 3)")
         if "instructions" in text:
             sys.exit("FAIL: an instructions part without instructions.tsv:\n" + text)
+
+        # --events-cost: the same with the events' tools, ibmsg_tag_isend alone, bench_events.
+        ev = [(("ibmsg_ev" if r[0] == "ibmsg" else "ibmsg_noev"),) + r[1:] for r in ir
+              if r[0] in ("ibmsg", "ibmsg_off") and r[2:4] == ("bw", 8)]
+        ev += [("ibmsg_ev", "isend", "bw", 8, 2000, 400000, 0),
+               ("ibmsg_ev", "isend", "bw", 8, 6000, 1200000, 0),
+               ("ibmsg_noev", "isend", "bw", 8, 2000, 400000, 0),
+               ("ibmsg_noev", "isend", "bw", 8, 6000, 1196000, 0)]
+        out = os.path.join(d, "e")
+        make(out, ev, tools=("ibmsg_ev", "ibmsg_noev"))
+        text = report(out, "--events-cost")
+        expect(text, "Cost of the events' raise sites: ibmsg_send_bw -s 8, 3 alternating pairs")
+        expect(text, "ibmsg, events compiled in, none registered   median 49000 msg/s")
+        expect(text, "ratio on/off of the medians: 0.9800 (-2.00%)")
+        expect(text, "sender   events in 760, out 725: +35 instructions per message (ratio 1.0483)")
+        expect(text, "ibmsg_tag_isend alone (no polling in it) events in 200, out 199: +1 "
+                     "instructions per message (ratio 1.0050)")
+        expect(text, "delivered to one callback (reads an element)    115.39     69.57    145.45")
+        if "bench_counters" in text:
+            sys.exit("FAIL: bench_counters in the events' report:\n" + text)
     print("check_cost_report: ok")
 
 
