@@ -400,19 +400,23 @@ TEST_F(WindowTest, PerTransferRegistrationsAreReleasedAtCompletion)
     EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_MISSES), n + 1);
     EXPECT_EQ(cnt(CNT_VERBS_REG_RELEASES), n);
 
-    // Three at once, from three parts of out: three registrations, then none.
-    const size_t k = 3, part = (out.size() - 200) / k;
-    ASSERT_GT(part, limit);
+    // Three at once, from three parts of one buffer: three registrations, then none.
+    const size_t k = 3, part = limit + 1000;
+    std::vector<uint8_t> three(k * part);
+    for (size_t i = 0; i < three.size(); i++) {
+        three[i] = uint8_t(i * 13 + 5);
+    }
+    ASSERT_LE(part, in.size());
     ibmsg_request_t s[k];
     for (size_t i = 0; i < k; i++) {
-        ASSERT_EQ(ibmsg_tag_isend(a, out.data() + 100 + i * part, part, 20 + i, &s[i]), IBMSG_OK);
+        ASSERT_EQ(ibmsg_tag_isend(a, three.data() + i * part, part, 20 + i, &s[i]), IBMSG_OK);
     }
     EXPECT_EQ(live(), cached() + k);
     for (size_t i = 0; i < k; i++) {
         ASSERT_EQ(ibmsg_tag_recv(ctx, b, in.data(), part, 20 + i, IBMSG_TAG_MASK_EXACT, nullptr),
                   IBMSG_OK);
         ASSERT_EQ(ibmsg_request_wait(&s[i], nullptr), IBMSG_OK);
-        ASSERT_EQ(memcmp(in.data(), out.data() + 100 + i * part, part), 0);
+        ASSERT_EQ(memcmp(in.data(), three.data() + i * part, part), 0);
     }
     expect_only_cached_registrations("after three transfers at once");
     EXPECT_EQ(cnt(CNT_VERBS_REG_RELEASES), n + k);
@@ -429,12 +433,12 @@ TEST_F(WindowTest, PerTransferRegistrationsAreReleasedWhenCancelled)
     if (IsSkipped() || HasFatalFailure()) {
         return;
     }
-    const size_t k = 3, part = (out.size() - 200) / k;
-    ASSERT_GT(part, limit);
+    const size_t k = 3, part = limit + 1000;
+    std::vector<uint8_t> three(k * part, 0x3c);
     const uint64_t unexpected = cnt(CNT_CORE_UNEXPECTED_RECVQ);
     ibmsg_request_t s[k];
     for (size_t i = 0; i < k; i++) {
-        ASSERT_EQ(ibmsg_tag_isend(a, out.data() + 100 + i * part, part, 20 + i, &s[i]), IBMSG_OK);
+        ASSERT_EQ(ibmsg_tag_isend(a, three.data() + i * part, part, 20 + i, &s[i]), IBMSG_OK);
     }
     progress_until([&] { return cnt(CNT_CORE_UNEXPECTED_RECVQ) == unexpected + k; });
     EXPECT_EQ(live(), k);
