@@ -84,6 +84,7 @@ static uint32_t lower_bound(const verbs_rcache_t *rc, uintptr_t start, uintptr_t
 static void release(verbs_rcache_t *rc, verbs_reg_t *e)
 {
     rc->ops.dereg(rc->arg, e->handle);
+    count(rc, CNT_VERBS_REG_RELEASES, 1);
     count_bytes(rc, -(int64_t)(e->end - e->start));
     free(e->pfns);
     free(e);

@@ -559,16 +559,19 @@ static UTIL_COLD void wireup_timers(world_wireup_t *wu)
     while (r != UINT32_MAX) {
         wu_peer_t *p = &wu->peers[r];
         uint32_t next = p->next_pending;
+        uint64_t deadline = p->started_ns + wu->timeout_ns;
 
         if (now >= p->retry_ns) {
-            if (now - p->started_ns > wu->timeout_ns) {
+            if (now >= deadline) {
                 peer_fail(wu, r, IBMSG_T_EP_FAIL_CONNECT,
                           "no answer to its connect request (world_connect_timeout_ms)");
             } else {
                 world_cnt.connect_retries++;
                 wu_send(wu, r, p->state == WU_REQ_SENT ? WU_REQ : WU_REP);
                 p->backoff_ns = UTIL_MIN(p->backoff_ns * 2, WU_RETRY_MAX);
-                p->retry_ns = now + p->backoff_ns;
+                /* Woken at the deadline, not at the next resend after it: the timeout holds
+                   to within a progress call (a resend up to 1 s later would overshoot it). */
+                p->retry_ns = UTIL_MIN(now + p->backoff_ns, deadline);
             }
         }
         r = next;

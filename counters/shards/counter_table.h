@@ -143,6 +143,9 @@
     X(VERBS_REG_CACHE_INVALIDATIONS, "verbs_reg_cache_invalidations", COUNTER, CONTEXT,            \
       TUNER_BASIC, "reg_cache",                                                                    \
       "Cached registrations dropped because their addresses map other pages now (freed memory)")  \
+    X(VERBS_REG_RELEASES, "verbs_reg_releases", COUNTER, CONTEXT, TUNER_BASIC, "reg_cache",        \
+      "Memory registrations released (evicted, invalidated, one transfer's, at destroy): those "   \
+      "made (verbs_reg_cache_misses) minus these are live")                                       \
     X(VERBS_REG_BYTES, "verbs_reg_bytes", LEVEL_WM, CONTEXT, TUNER_BASIC, "reg_cache",             \
       "Bytes of user memory registered now (cached or in use by a transfer)")                      \
     X(CORE_RNDV_READS_OUTSTANDING, "core_rndv_reads_outstanding", LEVEL_WM, CONTEXT, TUNER_DETAIL, \

@@ -301,6 +301,93 @@ TEST_F(RmaTest, GetThenPutOrSendIsFenced)
     EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 2u);
 }
 
+// One-sided operations of one endpoint execute in issue order (rma.h), on the same bytes: put
+// then get returns the new bytes, put, put, get the second put's, get, put, get the old then the
+// new, with a message between them, with and without requests. Soft-RoCE executes a QP's work
+// requests one by one, so there the order alone cannot fail: the fence count is the proof that
+// exactly each first WRITE or SEND behind READs in flight carried IBV_SEND_FENCE (a READ behind
+// a WRITE needs none: IB orders it).
+TEST_F(RmaTest, OperationsOnOneEndpointExecuteInIssueOrder)
+{
+    const size_t s = 256u << 10;
+    uint8_t *src = local.data(), *got = local.data() + 8 * s, *got2 = local.data() + 9 * s;
+    for (uint64_t seed = 41; seed <= 48; seed++) {
+        fill(src + (seed - 41) * s, s, seed); // src of seed: src + (seed - 41) * s
+    }
+    auto from = [&](uint64_t seed) { return src + (seed - 41) * s; };
+    auto wait = [](ibmsg_request_t &r) { ASSERT_EQ(ibmsg_request_wait(&r, nullptr), IBMSG_OK); };
+    ibmsg_request_t p1, p2, g1, g2, snd, rcv;
+    fill(remote.data(), s, 40);
+
+    // put, then get: the new bytes; no fence (no READ was in flight).
+    ASSERT_EQ(ibmsg_put(a, from(41), s, lmem, rbase, rkey, &p1), IBMSG_OK);
+    ASSERT_EQ(ibmsg_get(a, got, s, lmem, rbase, rkey, &g1), IBMSG_OK);
+    wait(p1);
+    wait(g1);
+    EXPECT_EQ(first_bad(got, s, 41), s) << "the get passed the put before it";
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 0u);
+
+    // put, put, get: the second put's bytes.
+    ASSERT_EQ(ibmsg_put(a, from(42), s, lmem, rbase, rkey, &p1), IBMSG_OK);
+    ASSERT_EQ(ibmsg_put(a, from(43), s, lmem, rbase, rkey, &p2), IBMSG_OK);
+    ASSERT_EQ(ibmsg_get(a, got, s, lmem, rbase, rkey, &g1), IBMSG_OK);
+    wait(p1);
+    wait(p2);
+    wait(g1);
+    EXPECT_EQ(first_bad(got, s, 43), s);
+    EXPECT_EQ(first_bad(remote.data(), s, 43), s);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 0u);
+
+    // get, put, get: the old bytes, then the new; the put is fenced.
+    ASSERT_EQ(ibmsg_get(a, got, s, lmem, rbase, rkey, &g1), IBMSG_OK);
+    ASSERT_EQ(ibmsg_put(a, from(44), s, lmem, rbase, rkey, &p1), IBMSG_OK);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 1u);
+    ASSERT_EQ(ibmsg_get(a, got2, s, lmem, rbase, rkey, &g2), IBMSG_OK);
+    wait(g1);
+    wait(p1);
+    wait(g2);
+    EXPECT_EQ(first_bad(got, s, 43), s) << "the get saw the put issued after it";
+    EXPECT_EQ(first_bad(got2, s, 44), s) << "the get passed the put before it";
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 1u);
+
+    // get, message, put, get: the message is the first behind the READ (fenced), the put queues
+    // behind it (not fenced again); the gets see the old and the new bytes.
+    char msg[16] = "between", in[16] = {};
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, b, in, sizeof(in), 7, ~0ull, &rcv), IBMSG_OK);
+    ASSERT_EQ(ibmsg_get(a, got, s, lmem, rbase, rkey, &g1), IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_isend(a, msg, sizeof(msg), 7, &snd), IBMSG_OK);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 2u);
+    ASSERT_EQ(ibmsg_put(a, from(45), s, lmem, rbase, rkey, &p1), IBMSG_OK);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 2u);
+    ASSERT_EQ(ibmsg_get(a, got2, s, lmem, rbase, rkey, &g2), IBMSG_OK);
+    wait(g1);
+    wait(snd);
+    wait(rcv);
+    wait(p1);
+    wait(g2);
+    EXPECT_EQ(first_bad(got, s, 44), s);
+    EXPECT_EQ(first_bad(got2, s, 45), s);
+    EXPECT_STREQ(in, msg);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 2u);
+
+    // The same without requests, completed by one flush: put, get, get, put, put, get. The first
+    // put behind the gets is fenced, the second queues behind it.
+    ASSERT_EQ(ibmsg_put(a, from(46), s, lmem, rbase, rkey, nullptr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_get(a, got, s, lmem, rbase, rkey, nullptr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_get(a, got2, s, lmem, rbase, rkey, nullptr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_put(a, from(47), s, lmem, rbase, rkey, nullptr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_put(a, from(48), s, lmem, rbase, rkey, nullptr), IBMSG_OK);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 3u);
+    uint8_t *got3 = local.data() + 10 * s;
+    ASSERT_EQ(ibmsg_get(a, got3, s, lmem, rbase, rkey, nullptr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_ep_flush_wait(a), IBMSG_OK);
+    EXPECT_EQ(first_bad(got, s, 46), s);
+    EXPECT_EQ(first_bad(got2, s, 46), s);
+    EXPECT_EQ(first_bad(got3, s, 48), s);
+    EXPECT_EQ(first_bad(remote.data(), s, 48), s);
+    EXPECT_EQ(cnt(CNT_CORE_RMA_FENCED_WRS), 3u);
+}
+
 // A work request the device refuses at its post (EINVAL, EOPNOTSUPP: a length or an opcode it
 // does not take) is that operation's local error: the request completes with it, nothing else
 // is lost, the endpoint stays connected and the next operations succeed.

@@ -2,8 +2,12 @@
 // the message's bytes, only while the transfer is outstanding. The peer's side is played by
 // endpoint b reading with ibmsg_get through keys forged with wide local bounds, so that only
 // the device can refuse. A refused READ puts the pair's QPs in error: each such check opens
-// its own context.
+// its own context. Without windows, every registration a transfer makes is released when it
+// completes, is cancelled or fails (made minus released, exactly).
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -17,6 +21,7 @@
 #include "ibmsg/ibmsg.h"
 #include "util/log.h"
 #include "verbs/fault.h"
+#include "verbs/reg_cache.h"
 
 namespace
 {
@@ -74,6 +79,30 @@ struct WindowTest : core_test::PairTest {
     uint64_t cnt(cnt_id_t id) const
     {
         return cnt_read(ctx->cnt, id, CNT_READ_VALUE);
+    }
+    // Registrations alive now: made minus released (the context's registration cache).
+    uint64_t live() const
+    {
+        return cnt(CNT_VERBS_REG_CACHE_MISSES) - cnt(CNT_VERBS_REG_RELEASES);
+    }
+    // Registrations the cache keeps (destinations), and their bytes.
+    uint64_t cached(uint64_t *bytes = nullptr) const
+    {
+        uint32_t entries = 0;
+        uint64_t b = 0;
+        verbs_rcache_usage(ctx->rcache, &entries, &b);
+        if (bytes != nullptr) {
+            *bytes = b;
+        }
+        return entries;
+    }
+    // Nothing registered but what the cache keeps: no transfer's registration outlived it.
+    void expect_only_cached_registrations(const char *when)
+    {
+        uint64_t bytes = 0;
+        const uint64_t entries = cached(&bytes);
+        EXPECT_EQ(live(), entries) << when;
+        EXPECT_EQ(cnt(CNT_VERBS_REG_BYTES), bytes) << when;
     }
     void progress_until(const std::function<bool()> &done)
     {
@@ -345,4 +374,191 @@ TEST_F(WindowTest, WindowsThatCannotBeAllocatedAtRunTimeFallBack)
     EXPECT_EQ(cnt(CNT_CORE_RNDV_REGISTERED_SENDS), 3u);
     EXPECT_EQ(ibmsg_ep_status(a), IBMSG_OK);
     EXPECT_EQ(ibmsg_ep_status(b), IBMSG_OK);
+    // The three fallback registrations are gone; what stays is cached (a window's source
+    // registration, the destinations).
+    expect_only_cached_registrations("after the fallback transfers");
+    EXPECT_EQ(cnt(CNT_VERBS_REG_RELEASES), 3u);
+}
+
+// Without windows, each send's registration of exactly its bytes is released when its transfer
+// completes: with one transfer outstanding at a time, and with several at once. Only the
+// destination stays registered (cached): made minus released is exactly that.
+TEST_F(WindowTest, PerTransferRegistrationsAreReleasedAtCompletion)
+{
+    open("0");
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    const uint64_t n = 5;
+    for (uint64_t tag = 1; tag <= n; tag++) {
+        send_outstanding(tag);
+        EXPECT_EQ(live(), cached() + 1) << "transfer " << tag << ": its source, uncached";
+        receive(tag);
+        expect_only_cached_registrations("after a transfer completed");
+    }
+    EXPECT_EQ(cached(), 1u) << "the destination";
+    EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_MISSES), n + 1);
+    EXPECT_EQ(cnt(CNT_VERBS_REG_RELEASES), n);
+
+    // Three at once, from three parts of one buffer: three registrations, then none.
+    const size_t k = 3, part = limit + 1000;
+    std::vector<uint8_t> three(k * part);
+    for (size_t i = 0; i < three.size(); i++) {
+        three[i] = uint8_t(i * 13 + 5);
+    }
+    ASSERT_LE(part, in.size());
+    ibmsg_request_t s[k];
+    for (size_t i = 0; i < k; i++) {
+        ASSERT_EQ(ibmsg_tag_isend(a, three.data() + i * part, part, 20 + i, &s[i]), IBMSG_OK);
+    }
+    EXPECT_EQ(live(), cached() + k);
+    for (size_t i = 0; i < k; i++) {
+        ASSERT_EQ(ibmsg_tag_recv(ctx, b, in.data(), part, 20 + i, IBMSG_TAG_MASK_EXACT, nullptr),
+                  IBMSG_OK);
+        ASSERT_EQ(ibmsg_request_wait(&s[i], nullptr), IBMSG_OK);
+        ASSERT_EQ(memcmp(in.data(), three.data() + i * part, part), 0);
+    }
+    expect_only_cached_registrations("after three transfers at once");
+    EXPECT_EQ(cnt(CNT_VERBS_REG_RELEASES), n + k);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REGISTERED_SENDS), n + k);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_WINDOWS_BOUND), 0u);
+}
+
+// Without windows, cancelled transfers release their registrations: a send still queued (behind
+// exhausted credits) was never registered and cancels without one; the sends whose RTS went out
+// are cancelled by destroying their endpoint, and each one's registration goes with it.
+TEST_F(WindowTest, PerTransferRegistrationsAreReleasedWhenCancelled)
+{
+    open("0");
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    const size_t k = 3, part = limit + 1000;
+    std::vector<uint8_t> three(k * part, 0x3c);
+    const uint64_t unexpected = cnt(CNT_CORE_UNEXPECTED_RECVQ);
+    ibmsg_request_t s[k];
+    for (size_t i = 0; i < k; i++) {
+        ASSERT_EQ(ibmsg_tag_isend(a, three.data() + i * part, part, 20 + i, &s[i]), IBMSG_OK);
+    }
+    progress_until([&] { return cnt(CNT_CORE_UNEXPECTED_RECVQ) == unexpected + k; });
+    EXPECT_EQ(live(), k);
+
+    // Exhaust a's credits with eager messages nobody receives, then queue one more rendezvous.
+    std::vector<ibmsg_request_t> eager;
+    uint64_t word = 7;
+    for (int i = 0; i < 100000; i++) {
+        ibmsg_request_t r;
+        ASSERT_EQ(ibmsg_tag_isend(a, &word, sizeof(word), 99, &r), IBMSG_OK);
+        eager.push_back(r);
+        if (r->state == CORE_REQ_POSTED) {
+            break;
+        }
+    }
+    ASSERT_EQ(eager.back()->state, CORE_REQ_POSTED) << "credits never ran out";
+    const uint64_t made = cnt(CNT_VERBS_REG_CACHE_MISSES);
+    ibmsg_request_t queued;
+    ASSERT_EQ(ibmsg_tag_isend(a, msg, len, 30, &queued), IBMSG_OK);
+    ASSERT_EQ(queued->state, CORE_REQ_POSTED);
+    EXPECT_EQ(queued->rndv.reg, nullptr) << "registered only when its RTS can go";
+    ASSERT_EQ(ibmsg_request_cancel(queued), IBMSG_OK);
+    EXPECT_EQ(ibmsg_request_wait(&queued, nullptr), IBMSG_ERR_CANCELED);
+    EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_MISSES), made);
+    EXPECT_EQ(live(), k);
+
+    // The sends whose RTS went: cancelled with their endpoint, registrations released.
+    ASSERT_EQ(ibmsg_ep_destroy(a), IBMSG_OK);
+    for (size_t i = 0; i < k; i++) {
+        EXPECT_EQ(ibmsg_request_wait(&s[i], nullptr), IBMSG_ERR_CANCELED) << i;
+    }
+    for (size_t i = 0; i < eager.size(); i++) { // all sent but the one left queued
+        EXPECT_EQ(ibmsg_request_wait(&eager[i], nullptr),
+                  i + 1 < eager.size() ? IBMSG_OK : IBMSG_ERR_CANCELED)
+            << i;
+    }
+    ASSERT_EQ(ibmsg_ep_destroy(b), IBMSG_OK);
+    a = b = IBMSG_EP_NULL;
+    expect_only_cached_registrations("after the cancellations");
+    EXPECT_EQ(live(), 0u);
+    EXPECT_EQ(cnt(CNT_VERBS_REG_RELEASES), k);
+}
+
+// Without windows, a peer killed while it holds the RTS of three sends (their FINs never come):
+// the endpoint fails, the sends fail with it, and each one's registration is released.
+TEST(WindowProcesses, PerTransferRegistrationsAreReleasedWhenThePeerDies)
+{
+    // Short transport timeouts (4.2 ms ACK timeout, one retry) so the death shows quickly.
+    const core_test::InfoFn set = [](ibmsg_info_t info) {
+        ibmsg_info_set_string(info, "core_rndv_windows", "0");
+        ibmsg_info_set_int(info, "verbs_timeout", 10);
+        ibmsg_info_set_int(info, "verbs_retry_cnt", 1);
+    };
+    ibmsg_context_t ctx;
+    int ret = core_test::open_context(&ctx, getenv("IBMSG_VM_DEV_A"), set);
+    if (ret == IBMSG_ERR_NO_DEVICE) {
+        IBMSG_TEST_MISSING(core_test::kSkip);
+    }
+    ASSERT_EQ(ret, IBMSG_OK);
+    ibmsg_oob_t listener, conn;
+    uint16_t port = 0;
+    ASSERT_EQ(ibmsg_oob_listen("127.0.0.1", 0, &listener), IBMSG_OK);
+    ASSERT_EQ(ibmsg_oob_port(listener, &port), IBMSG_OK);
+    fflush(nullptr);
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) { // the peer: connects, then holds every RTS unanswered until killed
+        ibmsg_context_t cctx;
+        ibmsg_ep_t cep;
+        ibmsg_oob_t cconn;
+        ibmsg_oob_close(listener);
+        if (core_test::open_context(&cctx, getenv("IBMSG_VM_DEV_B"), set) != IBMSG_OK ||
+            core_test::join_parent(cctx, port, &cep, &cconn) != IBMSG_OK) {
+            _exit(10);
+        }
+        for (int i = 0; i < 600; i++) {
+            ibmsg_context_progress(cctx, nullptr);
+            usleep(100000);
+        }
+        _exit(11); // never reached: killed
+    }
+    ibmsg_ep_t ep;
+    ASSERT_EQ(ibmsg_ep_create(ctx, &ep), IBMSG_OK);
+    ASSERT_EQ(ibmsg_oob_accept(listener, 20000, &conn), IBMSG_OK);
+    ASSERT_EQ(ibmsg_oob_ep_connect(conn, ep, 20000), IBMSG_OK);
+    ibmsg_context_attr_t attr;
+    ASSERT_EQ(ibmsg_context_query(ctx, &attr), IBMSG_OK);
+    auto cnt = [&](cnt_id_t id) { return cnt_read(ctx->cnt, id, CNT_READ_VALUE); };
+    auto live = [&] { return cnt(CNT_VERBS_REG_CACHE_MISSES) - cnt(CNT_VERBS_REG_RELEASES); };
+
+    const size_t k = 3, part = attr.eager_limit + 4096;
+    std::vector<uint8_t> out(k * part, 0x5a);
+    ibmsg_request_t s[k];
+    for (size_t i = 0; i < k; i++) {
+        ASSERT_EQ(ibmsg_tag_isend(ep, out.data() + i * part, part, 1 + i, &s[i]), IBMSG_OK);
+        ASSERT_EQ(s[i]->rndv.active, 1) << "its RTS went";
+    }
+    EXPECT_EQ(live(), k);
+    EXPECT_EQ(cnt(CNT_VERBS_REG_BYTES), k * part);
+
+    ASSERT_EQ(kill(child, SIGKILL), 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
+    // A message the dead peer cannot acknowledge: the transport's retries run out.
+    uint64_t word = 1;
+    ibmsg_request_t probe;
+    ASSERT_EQ(ibmsg_tag_isend(ep, &word, sizeof(word), 9, &probe), IBMSG_OK);
+    for (size_t i = 0; i < k; i++) {
+        EXPECT_EQ(ibmsg_request_wait(&s[i], nullptr), IBMSG_ERR_PEER_FAILED) << i;
+    }
+    const int pret = ibmsg_request_wait(&probe, nullptr);
+    EXPECT_TRUE(pret == IBMSG_OK || pret == IBMSG_ERR_PEER_FAILED) << ibmsg_status_string(pret);
+    EXPECT_EQ(ibmsg_ep_status(ep), IBMSG_ERR_PEER_FAILED);
+    EXPECT_EQ(live(), 0u) << "a registration outlived its failed transfer";
+    EXPECT_EQ(cnt(CNT_VERBS_REG_RELEASES), k);
+    EXPECT_EQ(cnt(CNT_VERBS_REG_BYTES), 0u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REGISTERED_SENDS), k);
+    ibmsg_oob_close(conn);
+    ibmsg_oob_close(listener);
+    EXPECT_EQ(ibmsg_ep_destroy(ep), IBMSG_OK);
+    EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
 }

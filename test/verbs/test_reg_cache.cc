@@ -154,6 +154,9 @@ struct RegCacheTest : ::testing::Test {
         }
         EXPECT_TRUE(fake.regs.empty()) << "registrations leaked";
         EXPECT_EQ(level(CNT_VERBS_REG_BYTES), 0);
+        // Every registration made and released is counted, whatever released it.
+        EXPECT_EQ(c(CNT_VERBS_REG_CACHE_MISSES), fake.regs_made);
+        EXPECT_EQ(c(CNT_VERBS_REG_RELEASES), fake.deregs);
         cnt_block_destroy(cnt);
     }
     void make(uint32_t max_entries = 8, uint64_t max_bytes = 1 << 20, int enabled = 1,

@@ -11,6 +11,12 @@
  *       from any source BEFORE it has any endpoint, then sends to the next rank only; the
  *       message from the previous rank (which connected to us) must match it. Each rank must end
  *       with exactly 2 endpoints (1 with 2 ranks), whatever the job size.
+ *   world_alltoall -t R -T ms -M ms        rank R makes no progress after init (it answers no
+ *       connect request); the others, run with IBMSG_WORLD_CONNECT_TIMEOUT_MS=ms, must see their
+ *       send to it fail with IBMSG_ERR_PEER_FAILED between ms and ms + M after it was issued.
+ *   world_alltoall -k R                    rank R kills itself (SIGKILL) after a barrier; the
+ *       others print whether their endpoint to it failed within 10 s and world_peers_failed
+ *       (a measurement of the launcher's termination events, for docs/scaling.md).
  *   -e  the world is expected to be wired eagerly (IBMSG_WORLD_WIREUP=0): counters differ.
  *
  * The all-to-all also prints the launcher's fence costs: init's data-collecting fence
@@ -318,6 +324,128 @@ static void ev_listen(ibmsg_t_event_registration_t regs[3])
     }
 }
 
+/* The connect timeout: rank silent makes no progress for hold_s seconds after init, so it
+   answers no connect request. The others, with world_connect_timeout_ms = timeout_ms (checked
+   through the tool interface), connect to it: the send fails with IBMSG_ERR_PEER_FAILED no
+   sooner than the timeout and at most margin_ms after it; then they talk among themselves. */
+static int connect_timeout(ibmsg_world_t world, uint32_t size, uint32_t silent, long timeout_ms,
+                           long margin_ms, unsigned hold_s)
+{
+    ibmsg_context_t ctx;
+    ibmsg_ep_t ep;
+    ibmsg_request_t s;
+    ibmsg_t_cvar_handle_t cv;
+    int provided, index, count, status, done = 0;
+    long long cvar = 0;
+    uint32_t word = me;
+    double t0, ms;
+
+    CHECK("world_context", ibmsg_world_context(world, &ctx));
+    if (me == silent) {
+        sleep(hold_s); /* no progress: connect requests wait unanswered in the UD queue */
+        CHECK("barrier", ibmsg_world_barrier(world));
+        CHECK("world_finalize", ibmsg_world_finalize(world));
+        printf("rank %u: silent for %u s\n", me, hold_s);
+        return 0;
+    }
+    CHECK("t_init", ibmsg_t_init_thread(0, &provided));
+    CHECK("cvar index", ibmsg_t_cvar_get_index("world_connect_timeout_ms", &index));
+    CHECK("cvar handle", ibmsg_t_cvar_handle_alloc(index, NULL, &cv, &count));
+    CHECK("cvar read", ibmsg_t_cvar_read(cv, &cvar));
+    CHECK("cvar free", ibmsg_t_cvar_handle_free(&cv));
+    CHECK("t_finalize", ibmsg_t_finalize());
+    if (count != 1 || cvar != timeout_ms) {
+        FAIL("world_connect_timeout_ms is %lld (%d elements), expected %ld from the environment",
+             cvar, count, timeout_ms);
+    }
+    t0 = now_s(); /* before the endpoint: its connect request starts the timeout */
+    CHECK("world_ep", ibmsg_world_ep(world, silent, &ep));
+    CHECK("isend", ibmsg_tag_isend(ep, &word, sizeof(word), 5, &s));
+    status = ibmsg_request_wait(&s, NULL);
+    ms = (now_s() - t0) * 1e3;
+    if (status != IBMSG_ERR_PEER_FAILED || ibmsg_ep_status(ep) != IBMSG_ERR_PEER_FAILED) {
+        FAIL("send to silent rank %u: %s (endpoint: %s), expected PEER_FAILED", silent,
+             ibmsg_status_string(status), ibmsg_status_string(ibmsg_ep_status(ep)));
+    }
+    if (ms < (double)timeout_ms || ms > (double)(timeout_ms + margin_ms)) {
+        FAIL("connect to silent rank %u failed after %.1f ms, expected %ld ms to %ld ms", silent,
+             ms, timeout_ms, timeout_ms + margin_ms);
+    }
+    /* The others connect among themselves as usual (a ring without the silent rank). */
+    {
+        uint32_t next = (me + 1) % size, prev = (me + size - 1) % size, got = UINT32_MAX;
+        ibmsg_ep_t to, from;
+
+        next = next == silent ? (next + 1) % size : next;
+        prev = prev == silent ? (prev + size - 1) % size : prev;
+        CHECK("world_ep", ibmsg_world_ep(world, next, &to));
+        CHECK("world_ep", ibmsg_world_ep(world, prev, &from));
+        CHECK("isend", ibmsg_tag_isend(to, &word, sizeof(word), 6, &s));
+        CHECK("recv", ibmsg_tag_recv(ctx, from, &got, sizeof(got), 6, IBMSG_TAG_MASK_EXACT, NULL));
+        while (!done) {
+            CHECK("send test", ibmsg_request_test(&s, &done, NULL));
+        }
+        if (got != prev) {
+            FAIL("ring without the silent rank: got %u from rank %u", got, prev);
+        }
+    }
+    printf("rank %u: connect to silent rank %u failed (PEER_FAILED) after %.1f ms "
+           "(world_connect_timeout_ms %ld, margin %ld ms)\n",
+           me, silent, ms, timeout_ms, margin_ms);
+    fflush(stdout);
+    CHECK("barrier", ibmsg_world_barrier(world));
+    CHECK("world_finalize", ibmsg_world_finalize(world));
+    return 0;
+}
+
+/* A rank killed by a signal (no PMIx_Finalize, no goodbye): does the launcher report it? Rank
+   killed connects with every other rank, all barrier, then it SIGKILLs itself. The others, with
+   the keepalive off (IBMSG_CORE_KEEPALIVE_MS=0: nothing but an event can fail the endpoint),
+   progress for up to wait_s seconds and print what they saw: the endpoint's status and
+   world_peers_failed (the launcher's events). A measurement: exits 0 either way. */
+static int killed_rank(ibmsg_world_t world, uint32_t size, uint32_t killed, unsigned wait_s)
+{
+    ibmsg_context_t ctx;
+    ibmsg_ep_t ep;
+    uint32_t word = me;
+    int provided;
+    double t0, ms = 0;
+
+    CHECK("world_context", ibmsg_world_context(world, &ctx));
+    if (me == killed) {
+        for (uint32_t p = 0; p < size; p++) {
+            if (p != me) {
+                CHECK("world_ep", ibmsg_world_ep(world, p, &ep));
+                CHECK("recv",
+                      ibmsg_tag_recv(ctx, ep, &word, sizeof(word), 7, IBMSG_TAG_MASK_EXACT, NULL));
+            }
+        }
+        CHECK("barrier", ibmsg_world_barrier(world));
+        printf("rank %u: killing itself (SIGKILL)\n", me);
+        fflush(stdout);
+        raise(SIGKILL);
+        return 1;
+    }
+    CHECK("world_ep", ibmsg_world_ep(world, killed, &ep));
+    CHECK("send", ibmsg_tag_send(ep, &word, sizeof(word), 7));
+    CHECK("t_init", ibmsg_t_init_thread(0, &provided));
+    CHECK("session", ibmsg_t_pvar_session_create(&session));
+    pvar_t failed = pvar_open("world_peers_failed", IBMSG_T_PVAR_CLASS_COUNTER, NULL);
+    CHECK("barrier", ibmsg_world_barrier(world));
+    t0 = now_s();
+    while (ibmsg_ep_status(ep) == IBMSG_OK && now_s() - t0 < wait_s) {
+        CHECK("progress", ibmsg_context_progress(ctx, NULL));
+    }
+    ms = (now_s() - t0) * 1e3;
+    printf("rank %u: after rank %u's SIGKILL: endpoint %s after %.1f ms, world_peers_failed %llu\n",
+           me, killed, ibmsg_status_string(ibmsg_ep_status(ep)), ms, pvar_read(failed));
+    fflush(stdout);
+    CHECK("session_free", ibmsg_t_pvar_session_free(&session));
+    CHECK("t_finalize", ibmsg_t_finalize());
+    CHECK("world_finalize", ibmsg_world_finalize(world));
+    return 0;
+}
+
 /* Ring over on-demand wireup; see the usage above. */
 static int ring(ibmsg_world_t world, uint32_t size, uint32_t n)
 {
@@ -440,13 +568,13 @@ int main(int argc, char **argv)
 {
     uint32_t n = 50, size, local;
     size_t bytes = 100;
-    long gone = -1;
+    long gone = -1, silent = -1, timeout_ms = 0, margin_ms = 0, killed = -1;
     int opt, provided, ring_mode = 0, code = 0;
     ibmsg_world_t world;
     ibmsg_world_bootstrap_t how;
     ibmsg_context_t ctx;
 
-    while ((opt = getopt(argc, argv, "n:s:x:c:re")) != -1) {
+    while ((opt = getopt(argc, argv, "n:s:x:c:t:T:M:k:re")) != -1) {
         switch (opt) {
         case 'r':
             ring_mode = 1;
@@ -466,8 +594,23 @@ int main(int argc, char **argv)
         case 'c':
             code = (int)strtol(optarg, NULL, 0);
             break;
+        case 't':
+            silent = strtol(optarg, NULL, 0);
+            break;
+        case 'T':
+            timeout_ms = strtol(optarg, NULL, 0);
+            break;
+        case 'M':
+            margin_ms = strtol(optarg, NULL, 0);
+            break;
+        case 'k':
+            killed = strtol(optarg, NULL, 0);
+            break;
         default:
-            fprintf(stderr, "usage: %s [-n msgs] [-s bytes] [-x rank [-c status]] [-r] [-e]\n",
+            fprintf(stderr,
+                    "usage: %s [-n msgs] [-s bytes] [-x rank [-c status]] [-t rank -T ms -M ms] "
+                    "[-k rank] [-r] "
+                    "[-e]\n",
                     argv[0]);
             return 2;
         }
@@ -490,6 +633,20 @@ int main(int argc, char **argv)
             FAIL("-x needs a rank < size and size >= 3");
         }
         return early_exit(world, size, (uint32_t)gone, code);
+    }
+    if (silent >= 0) {
+        if ((uint32_t)silent >= size || size < 3 || timeout_ms <= 0 || margin_ms < 0) {
+            FAIL("-t needs a rank < size, size >= 3, -T > 0 and -M >= 0");
+        }
+        /* Held past every survivor's timeout and margin, with room for a loaded host. */
+        return connect_timeout(world, size, (uint32_t)silent, timeout_ms, margin_ms,
+                               (unsigned)((timeout_ms + margin_ms) / 1000 + 3));
+    }
+    if (killed >= 0) {
+        if ((uint32_t)killed >= size) {
+            FAIL("-k needs a rank < size");
+        }
+        return killed_rank(world, size, (uint32_t)killed, 10);
     }
     if (ring_mode) {
         return ring(world, size, n);
