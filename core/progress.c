@@ -398,12 +398,12 @@ static UTIL_ALWAYS_INLINE int ep_handed(ibmsg_ep_t ep, unsigned flags)
     return IBMSG_OK;
 }
 
-/* Post one message: its payload is buf, or (vector, a constant) gathered from iov's cnt
+/* Post one message: its payload is buf, or (vector, a constant) gathered from iov's iovcnt
    entries, always through a bounce buffer. Inlined into both callers below, so each keeps only
    its own branch. */
 static UTIL_ALWAYS_INLINE int post_msg(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t tag,
                                        const void *buf, int vector, const ibmsg_iov_t *iov,
-                                       uint32_t cnt, uint32_t len, const uint32_t *invalidate)
+                                       uint32_t iovcnt, uint32_t len, const uint32_t *invalidate)
 {
     ibmsg_context_t ctx = ep->ctx;
     core_sslot_t *slot = &ep->sring[ep->sq_head & ep->sq_mask];
@@ -462,7 +462,7 @@ static UTIL_ALWAYS_INLINE int post_msg(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_
             memcpy(b->data, &hdr, hlen);
         }
         if (vector) {
-            core_iov_gather((char *)b->data + hlen, iov, cnt, len);
+            core_iov_gather((char *)b->data + hlen, iov, iovcnt, len);
         } else {
             memcpy((char *)b->data + hlen, buf, len);
         }
