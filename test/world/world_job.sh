@@ -127,9 +127,31 @@ srun)
         "$prog" "${args[@]}" >"$out" 2>&1 || rc=$?
     ;;
 sbatch)
-    # The example as a user submits it; --wait returns the job's exit status.
-    timeout 300 sbatch --wait --quiet -n "$n" --overcommit --time=5 --output="$out" \
-        "$here/../../examples/sbatch_ring.sh" "$prog" "${args[1]}" "${args[3]}" || rc=$?
+    # The example as a user submits it. Its state is read twice a second: sbatch --wait polls at
+    # growing intervals and returned 30 s after a job of 15 s had ended.
+    job=$(sbatch --parsable -n "$n" --overcommit --time=5 --output="$out" \
+        "$here/../../examples/sbatch_ring.sh" "$prog" "${args[1]}" "${args[3]}") || rc=$?
+    end=$((SECONDS + 300))
+    while [ "$rc" = 0 ]; do
+        info=$(scontrol -o show job "$job" 2>&1) || info=
+        state=$(sed -n 's/.* JobState=\([A-Z_]*\) .*/\1/p' <<<"$info")
+        case $state in
+        PENDING | CONFIGURING | RUNNING | COMPLETING | "") ;; # "": scontrol did not answer; retried
+        COMPLETED) rc=0 && break ;;
+        *) # FAILED, CANCELLED, TIMEOUT, ...: the batch script's status (signal: 128 + it)
+            code=$(sed -n 's/.* ExitCode=\([0-9]*\):\([0-9]*\).*/\1 \2/p' <<<"$info")
+            read -r st sig <<<"$code" || true
+            st=${st:-1} sig=${sig:-0}
+            rc=$((sig != 0 ? 128 + sig : (st != 0 ? st : 1)))
+            echo "sbatch: job $job ended $state (ExitCode $st:$sig)"
+            ;;
+        esac
+        if [ $SECONDS -ge $end ]; then
+            scancel "$job"
+            rc=124
+        fi
+        sleep 0.5
+    done
     ;;
 esac
 cat "$out"
