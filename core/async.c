@@ -4,7 +4,9 @@
  * epoll set holds the event fd. Each is counted and logged, and the endpoints it concerns fail at
  * once with the device's cause (core_ep_failed says which). The context's port going down or
  * active again and a queue pair in error are also events of their own (core_device_*, after the
- * failures they cause, so endpoints_failed is known).
+ * failures they cause, so endpoints_failed is known); the port's once per change of its state,
+ * however often the device repeats a report. Tests feed events through the same dispatch
+ * (core_async_inject): Soft-RoCE never reports a queue pair fatal.
  */
 #include "core/core.h"
 #include "util/log.h"
@@ -60,62 +62,84 @@ static void async_port_down(ibmsg_context_t ctx, const verbs_async_event_t *ev)
     }
 }
 
+/*
+ * One event, read from the device or injected by a test (core_async_inject): counted, logged, and
+ * the endpoints it concerns fail.
+ */
+static void async_dispatch(ibmsg_context_t ctx, const verbs_async_event_t *ev)
+{
+    ibmsg_ep_t ep;
+    int failing;
+
+    core_cnt_inc(ctx->cnt, CNT_CORE_ASYNC_EVENTS);
+    switch (ev->type) {
+    case VERBS_ASYNC_SRQ_LIMIT:
+        if (ctx->srq != NULL) {
+            core_srq_limit_reached(ctx);
+        }
+        break;
+    case VERBS_ASYNC_QP_FATAL:
+        ep = core_qpt_find(&ctx->qpt, ev->qpn);
+        failing = ep != NULL && ep->state == CORE_EP_CONNECTED;
+        if (failing) {
+            util_error("qp 0x%x: %s; the endpoint fails", ev->qpn, verbs_async_string(ev));
+            async_fail(ep, IBMSG_T_EP_FAIL_QP_FATAL);
+        }
+        if (core_ev_on(core_ev_qp_fatal)) {
+            core_ev_device_raise(&core_ev_qp_fatal, ctx, ev->qpn, ev->raw, (uint32_t)failing);
+        }
+        break;
+    case VERBS_ASYNC_PORT_DOWN:
+        /* Soft-RoCE reports a port error for each netdev change that leaves it down (the carrier
+         * lost, then the link taken down): once per change of state. Endpoints busy since the
+         * first are left to the transport's retries and the keepalive, as after it. */
+        if (ev->port == verbs_dev_info(ctx->dev)->port && !ctx->port_down) {
+            async_port_down(ctx, ev);
+        }
+        break;
+    case VERBS_ASYNC_PORT_UP:
+        /* Soft-RoCE reports a port's return twice (measured): once per change of state. */
+        if (ev->port == verbs_dev_info(ctx->dev)->port && ctx->port_down) {
+            ctx->port_down = 0;
+            util_warn("%s port %d: active again", verbs_dev_info(ctx->dev)->name, ev->port);
+            if (core_ev_on(core_ev_port_active)) {
+                core_ev_device_raise(&core_ev_port_active, ctx, (uint32_t)ev->port, ev->raw, 0);
+            }
+        }
+        break;
+    case VERBS_ASYNC_SRQ_ERR:
+    case VERBS_ASYNC_CQ_ERR:
+    case VERBS_ASYNC_DEVICE_FATAL:
+        util_error("context: %s; every endpoint fails", verbs_async_string(ev));
+        for (ep = ctx->eps; ep != NULL; ep = ep->next) {
+            if (ep->state == CORE_EP_CONNECTED) {
+                ep->ev.fail_cause = IBMSG_T_EP_FAIL_QP_FATAL;
+            }
+            core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
+        }
+        break;
+    default:
+        util_debug("context: async event %s", verbs_async_string(ev));
+        break;
+    }
+}
+
 int core_async_poll(ibmsg_context_t ctx)
 {
     verbs_async_event_t ev;
-    ibmsg_ep_t ep;
-    int count = 0, failing;
+    int count = 0;
 
     while (verbs_dev_poll_async(ctx->dev, &ev) == 1) {
         count++;
-        core_cnt_inc(ctx->cnt, CNT_CORE_ASYNC_EVENTS);
-        switch (ev.type) {
-        case VERBS_ASYNC_SRQ_LIMIT:
-            if (ctx->srq != NULL) {
-                core_srq_limit_reached(ctx);
-            }
-            break;
-        case VERBS_ASYNC_QP_FATAL:
-            ep = core_qpt_find(&ctx->qpt, ev.qpn);
-            failing = ep != NULL && ep->state == CORE_EP_CONNECTED;
-            if (failing) {
-                util_error("qp 0x%x: %s; the endpoint fails", ev.qpn, verbs_async_string(&ev));
-                async_fail(ep, IBMSG_T_EP_FAIL_QP_FATAL);
-            }
-            if (core_ev_on(core_ev_qp_fatal)) {
-                core_ev_device_raise(&core_ev_qp_fatal, ctx, ev.qpn, ev.raw, (uint32_t)failing);
-            }
-            break;
-        case VERBS_ASYNC_PORT_DOWN:
-            if (ev.port == verbs_dev_info(ctx->dev)->port) {
-                async_port_down(ctx, &ev);
-            }
-            break;
-        case VERBS_ASYNC_PORT_UP:
-            /* Soft-RoCE reports a port's return twice (measured): once per change of state. */
-            if (ev.port == verbs_dev_info(ctx->dev)->port && ctx->port_down) {
-                ctx->port_down = 0;
-                util_warn("%s port %d: active again", verbs_dev_info(ctx->dev)->name, ev.port);
-                if (core_ev_on(core_ev_port_active)) {
-                    core_ev_device_raise(&core_ev_port_active, ctx, (uint32_t)ev.port, ev.raw, 0);
-                }
-            }
-            break;
-        case VERBS_ASYNC_SRQ_ERR:
-        case VERBS_ASYNC_CQ_ERR:
-        case VERBS_ASYNC_DEVICE_FATAL:
-            util_error("context: %s; every endpoint fails", verbs_async_string(&ev));
-            for (ep = ctx->eps; ep != NULL; ep = ep->next) {
-                if (ep->state == CORE_EP_CONNECTED) {
-                    ep->ev.fail_cause = IBMSG_T_EP_FAIL_QP_FATAL;
-                }
-                core_ep_fail(ep, IBMSG_ERR_PEER_FAILED);
-            }
-            break;
-        default:
-            util_debug("context: async event %s", verbs_async_string(&ev));
-            break;
-        }
+        async_dispatch(ctx, &ev);
     }
     return count;
+}
+
+void core_async_inject(ibmsg_context_t ctx, const struct ibv_async_event *e)
+{
+    verbs_async_event_t ev;
+
+    verbs_async_translate(e, &ev);
+    async_dispatch(ctx, &ev);
 }

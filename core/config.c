@@ -191,6 +191,38 @@ static void check_reg(int ret, const char *what)
     }
 }
 
+/* How a kind of setting is typed, shown and accessed (its cvars differ only in name and desc). */
+typedef struct config_cvar_kind {
+    ibmsg_t_datatype_t datatype;
+    int verbosity;
+    int scope;
+    int count;
+    cnt_cvar_read_cb_t read;
+    cnt_cvar_write_cb_t write;
+} config_cvar_kind_t;
+
+/* Register the control variable name of kind k, bound to no object; a failure is logged. */
+static void cvar_add(const char *name, const config_cvar_kind_t *k, ibmsg_t_enum_t enumtype,
+                     const char *category, const char *desc, const void *ctx)
+{
+    int index;
+    cnt_cvar_desc_t cv = {
+        .name = name,
+        .datatype = k->datatype,
+        .enumtype = enumtype,
+        .verbosity = k->verbosity,
+        .bind = IBMSG_T_BIND_NO_OBJECT,
+        .scope = k->scope,
+        .count = k->count,
+        .category = category,
+        .desc = desc,
+        .read = k->read,
+        .write = k->write,
+        .ctx = (void *)ctx,
+    };
+    check_reg(cnt_cvar_register(&cv, &index), name);
+}
+
 static int cvar_read_fork(void *obj, void *buf, void *ctx)
 {
     (void)obj, (void)ctx;
@@ -207,33 +239,52 @@ static void config_register_fork(void)
         {VERBS_FORK_INIT, "ibv_fork_init"},
         {VERBS_FORK_UNPROTECTED, "unprotected"},
     };
-    ibmsg_t_enum_t e = IBMSG_T_ENUM_NULL;
-    int index;
-
-    check_reg(cnt_enum_register("verbs_fork_modes", 4, items, &e), "enum verbs_fork_modes");
-    cnt_cvar_desc_t cv = {
-        .name = "verbs_fork_protection",
+    static const config_cvar_kind_t fork_kind = {
         .datatype = IBMSG_T_INT,
-        .enumtype = e,
         .verbosity = IBMSG_T_VERBOSITY_USER_DETAIL,
-        .bind = IBMSG_T_BIND_NO_OBJECT,
         .scope = IBMSG_T_SCOPE_READONLY,
         .count = 1,
-        .category = "verbs",
-        .desc = "How registered memory survives fork(), decided when the first context opens a "
-                "device: pending (not yet), unneeded (the kernel copies pinned pages, Linux >= "
-                "5.13), ibv_fork_init (registered ranges are not mapped in a child), unprotected "
-                "(ibv_fork_init failed: memory was registered before ibmsg opened a device)",
         .read = cvar_read_fork,
         .write = NULL,
-        .ctx = NULL,
     };
-    check_reg(cnt_cvar_register(&cv, &index), "cvar verbs_fork_protection");
+    ibmsg_t_enum_t e = IBMSG_T_ENUM_NULL;
+
+    check_reg(cnt_enum_register("verbs_fork_modes", 4, items, &e), "enum verbs_fork_modes");
+    cvar_add("verbs_fork_protection", &fork_kind, e, "verbs",
+             "How registered memory survives fork(), decided when the first context opens a "
+             "device: pending (not yet), unneeded (the kernel copies pinned pages, Linux >= "
+             "5.13), ibv_fork_init (registered ranges are not mapped in a child), unprotected "
+             "(ibv_fork_init failed: memory was registered before ibmsg opened a device)",
+             NULL);
 }
 
 /* Register the categories and control variables once; the registry applies IBMSG_<NAME>. */
 static void config_register(void)
 {
+    static const config_cvar_kind_t str_kind = {
+        .datatype = IBMSG_T_CHAR,
+        .verbosity = IBMSG_T_VERBOSITY_USER_BASIC,
+        .scope = IBMSG_T_SCOPE_LOCAL,
+        .count = CORE_CONFIG_DEVICE_MAX,
+        .read = cvar_read_str,
+        .write = cvar_write_str,
+    };
+    static const config_cvar_kind_t int_kind = {
+        .datatype = IBMSG_T_COUNT,
+        .verbosity = IBMSG_T_VERBOSITY_TUNER_BASIC,
+        .scope = IBMSG_T_SCOPE_LOCAL,
+        .count = 1,
+        .read = cvar_read_int,
+        .write = cvar_write_int,
+    };
+    static const config_cvar_kind_t enum_kind = {
+        .datatype = IBMSG_T_INT,
+        .verbosity = IBMSG_T_VERBOSITY_TUNER_BASIC,
+        .scope = IBMSG_T_SCOPE_LOCAL,
+        .count = 1,
+        .read = cvar_read_enum,
+        .write = cvar_write_enum,
+    };
     int index;
 
     cnt_builtin_init(); /* the shard variables first, as in every process (builtin.h) */
@@ -244,47 +295,21 @@ static void config_register(void)
         cnt_category_register("verbs", "Verbs layer: device, queues, completions", "ibmsg", &index),
         "category verbs");
     for (size_t i = 0; i < CONFIG_NSTRS; i++) {
-        cnt_cvar_desc_t cv = {
-            .name = config_strs[i].name,
-            .datatype = IBMSG_T_CHAR,
-            .verbosity = IBMSG_T_VERBOSITY_USER_BASIC,
-            .bind = IBMSG_T_BIND_NO_OBJECT,
-            .scope = IBMSG_T_SCOPE_LOCAL,
-            .count = CORE_CONFIG_DEVICE_MAX,
-            .category = "verbs",
-            .desc = config_strs[i].desc,
-            .read = cvar_read_str,
-            .write = cvar_write_str,
-            .ctx = (void *)&config_strs[i],
-        };
-        check_reg(cnt_cvar_register(&cv, &index), config_strs[i].name);
+        cvar_add(config_strs[i].name, &str_kind, IBMSG_T_ENUM_NULL, "verbs", config_strs[i].desc,
+                 &config_strs[i]);
     }
     config_register_fork();
     core_events_register();
     for (size_t i = 0; i < CONFIG_NINTS; i++) {
         const config_int_desc_t *d = &config_ints[i];
-        cnt_cvar_desc_t cv = {
-            .name = d->name,
-            .datatype = IBMSG_T_COUNT,
-            .verbosity = IBMSG_T_VERBOSITY_TUNER_BASIC,
-            .bind = IBMSG_T_BIND_NO_OBJECT,
-            .scope = IBMSG_T_SCOPE_LOCAL,
-            .count = 1,
-            .category = strncmp(d->name, "core_", 5) == 0 ? "core" : "verbs",
-            .desc = d->desc,
-            .read = cvar_read_int,
-            .write = cvar_write_int,
-            .ctx = (void *)d,
-        };
         const config_enum_t *en = config_enum_of(d->name);
+        ibmsg_t_enum_t enumtype = IBMSG_T_ENUM_NULL;
         if (en != NULL) {
-            check_reg(cnt_enum_register(en->enum_name, en->nitems, en->items, &cv.enumtype),
+            check_reg(cnt_enum_register(en->enum_name, en->nitems, en->items, &enumtype),
                       en->enum_name);
-            cv.datatype = IBMSG_T_INT;
-            cv.read = cvar_read_enum;
-            cv.write = cvar_write_enum;
         }
-        check_reg(cnt_cvar_register(&cv, &index), d->name);
+        cvar_add(d->name, en != NULL ? &enum_kind : &int_kind, enumtype,
+                 strncmp(d->name, "core_", 5) == 0 ? "core" : "verbs", d->desc, d);
     }
 }
 

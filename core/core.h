@@ -552,6 +552,16 @@ static inline void core_wait_block(struct ibmsg_context_s *ctx, core_waiter_t *w
  */
 int core_async_poll(struct ibmsg_context_s *ctx);
 
+struct ibv_async_event;
+
+/**
+ * Test-only: handle e, a real event naming the context's own objects (e.g. IBV_EVENT_QP_FATAL
+ * with element.qp an endpoint's QP), as if the device had reported it: the same dispatch as
+ * core_async_poll, on the thread that owns ctx's progress. For the events a device cannot be made
+ * to report (Soft-RoCE never reports a queue pair fatal); nothing in the library calls it.
+ */
+void core_async_inject(struct ibmsg_context_s *ctx, const struct ibv_async_event *e);
+
 /* failure.c */
 /** Set up a new context's keepalive clock from its settings. */
 void core_keepalive_init(struct ibmsg_context_s *ctx);

@@ -173,14 +173,20 @@ static void events_register_once(void)
                     "or access error): its endpoint fails");
 }
 
-void core_events_register(void)
+void core_events_register_once(pthread_once_t *once, void (*register_types)(void))
 {
 #if IBMSG_HAVE_CORE_EVENTS
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, events_register_once);
+    pthread_once(once, register_types);
 #else
-    (void)events_register_once;
+    (void)once;
+    (void)register_types;
 #endif
+}
+
+void core_events_register(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    core_events_register_once(&once, events_register_once);
 }
 
 /*

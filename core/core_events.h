@@ -11,6 +11,7 @@
 #ifndef IBMSG_CORE_CORE_EVENTS_H
 #define IBMSG_CORE_CORE_EVENTS_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "ibmsg_config.h"
@@ -98,6 +99,12 @@ typedef struct core_ep_events {
 
 /** Register the core's event types and their categories once (with its settings). */
 void core_events_register(void);
+
+/**
+ * Run register_types once per process (pthread_once on *once) where events are compiled in
+ * (IBMSG_CORE_EVENTS=ON); else nothing. The core's and the job layer's types register through it.
+ */
+void core_events_register_once(pthread_once_t *once, void (*register_types)(void));
 
 /* The out-of-line raises, called when core_ev_on() says somebody listens. */
 void core_ev_ep_connected_raise(struct ibmsg_ep_s *ep, uint32_t peer_qpn, uint32_t credits);

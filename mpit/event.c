@@ -218,6 +218,24 @@ static mpit_event_reg_t *reg_get(MPI_T_event_registration reg)
     return e != NULL && !__atomic_load_n(&e->freeing, __ATOMIC_ACQUIRE) ? e : NULL;
 }
 
+/*
+ * Take the layer's lock and find the registration the tool passed: MPI_SUCCESS with the lock held
+ * and *e set, or the error with the lock not held (MPI_T_ERR_INVALID_HANDLE for an unknown one).
+ */
+static int reg_enter(MPI_T_event_registration reg, mpit_event_reg_t **e)
+{
+    int rc = mpit_enter();
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    *e = reg_get(reg);
+    if (*e == NULL) {
+        mpit_leave();
+        return MPI_T_ERR_INVALID_HANDLE;
+    }
+    return MPI_SUCCESS;
+}
+
 /* Start freeing e with the side (lock not needed; the side may call freed() at once). */
 static int reg_free_native(mpit_event_reg_t *e)
 {
@@ -401,14 +419,12 @@ MPIT_ALIAS(event_handle_alloc);
 
 int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info)
 {
-    int rc = mpit_enter();
+    mpit_event_reg_t *e;
+    int rc = reg_enter(event_registration, &e);
     if (rc != MPI_SUCCESS) {
         return rc;
     }
-    mpit_event_reg_t *e = reg_get(event_registration);
-    if (e == NULL) {
-        rc = MPI_T_ERR_INVALID_HANDLE;
-    } else if (e->side == MPIT_SIDE_MPI) {
+    if (e->side == MPIT_SIDE_MPI) {
         rc = mpit_layer.mpi.event_handle_set_info(e->mpi, info);
     }
     mpit_leave();
@@ -418,14 +434,12 @@ MPIT_ALIAS(event_handle_set_info);
 
 int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used)
 {
-    int rc = mpit_enter();
+    mpit_event_reg_t *e;
+    int rc = reg_enter(event_registration, &e);
     if (rc != MPI_SUCCESS) {
         return rc;
     }
-    mpit_event_reg_t *e = reg_get(event_registration);
-    if (e == NULL) {
-        rc = MPI_T_ERR_INVALID_HANDLE;
-    } else if (info_used == NULL) {
+    if (info_used == NULL) {
         rc = MPI_T_ERR_INVALID;
     } else if (e->side == MPIT_SIDE_MPI) {
         rc = mpit_layer.mpi.event_handle_get_info(e->mpi, info_used);
@@ -442,15 +456,11 @@ int PMPI_T_event_register_callback(MPI_T_event_registration event_registration,
                                    MPI_T_event_cb_function event_cb_function)
 {
     mpit_event_cb_t *cb = NULL;
-    int rc = mpit_enter();
+    mpit_event_reg_t *e;
+    int level = level_to_ibmsg(cb_safety);
+    int rc = reg_enter(event_registration, &e);
     if (rc != MPI_SUCCESS) {
         return rc;
-    }
-    mpit_event_reg_t *e = reg_get(event_registration);
-    int level = level_to_ibmsg(cb_safety);
-    if (e == NULL) {
-        rc = MPI_T_ERR_INVALID_HANDLE;
-        goto out;
     }
     if (level < 0) {
         rc = MPI_T_ERR_INVALID;
@@ -492,14 +502,12 @@ MPIT_ALIAS(event_register_callback);
 int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration,
                                    MPI_T_cb_safety cb_safety, MPI_Info info)
 {
-    int rc = mpit_enter();
+    mpit_event_reg_t *e;
+    int rc = reg_enter(event_registration, &e);
     if (rc != MPI_SUCCESS) {
         return rc;
     }
-    mpit_event_reg_t *e = reg_get(event_registration);
-    if (e == NULL) {
-        rc = MPI_T_ERR_INVALID_HANDLE;
-    } else if (level_to_ibmsg(cb_safety) < 0) {
+    if (level_to_ibmsg(cb_safety) < 0) {
         rc = MPI_T_ERR_INVALID;
     } else if (e->side == MPIT_SIDE_MPI) {
         rc = mpit_layer.mpi.event_callback_set_info(e->mpi, cb_safety, info);
@@ -512,14 +520,12 @@ MPIT_ALIAS(event_callback_set_info);
 int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration,
                                    MPI_T_cb_safety cb_safety, MPI_Info *info_used)
 {
-    int rc = mpit_enter();
+    mpit_event_reg_t *e;
+    int rc = reg_enter(event_registration, &e);
     if (rc != MPI_SUCCESS) {
         return rc;
     }
-    mpit_event_reg_t *e = reg_get(event_registration);
-    if (e == NULL) {
-        rc = MPI_T_ERR_INVALID_HANDLE;
-    } else if (level_to_ibmsg(cb_safety) < 0 || info_used == NULL) {
+    if (level_to_ibmsg(cb_safety) < 0 || info_used == NULL) {
         rc = MPI_T_ERR_INVALID;
     } else if (e->side == MPIT_SIDE_MPI) {
         rc = mpit_layer.mpi.event_callback_get_info(e->mpi, cb_safety, info_used);
@@ -534,14 +540,10 @@ MPIT_ALIAS(event_callback_get_info);
 int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
                                      MPI_T_event_dropped_cb_function dropped_cb_function)
 {
-    int rc = mpit_enter();
+    mpit_event_reg_t *e;
+    int rc = reg_enter(event_registration, &e);
     if (rc != MPI_SUCCESS) {
         return rc;
-    }
-    mpit_event_reg_t *e = reg_get(event_registration);
-    if (e == NULL) {
-        rc = MPI_T_ERR_INVALID_HANDLE;
-        goto out;
     }
     __atomic_store_n(&e->dropped, dropped_cb_function, __ATOMIC_RELEASE);
     /* Set again with the side (which restarts its count) even when only the tool's changed. */
@@ -552,7 +554,6 @@ int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration
         rc = mpit_layer.mpi.event_set_dropped_handler(
             e->mpi, dropped_cb_function != NULL ? mpi_dropped_cb : NULL);
     }
-out:
     mpit_leave();
     return rc;
 }
@@ -561,14 +562,10 @@ MPIT_ALIAS(event_set_dropped_handler);
 int PMPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data,
                              MPI_T_event_free_cb_function free_cb_function)
 {
-    int rc = mpit_enter();
+    mpit_event_reg_t *e;
+    int rc = reg_enter(event_registration, &e);
     if (rc != MPI_SUCCESS) {
         return rc;
-    }
-    mpit_event_reg_t *e = reg_get(event_registration);
-    if (e == NULL) {
-        mpit_leave();
-        return MPI_T_ERR_INVALID_HANDLE;
     }
     e->free_fn = free_cb_function;
     e->free_user_data = user_data;
@@ -586,25 +583,30 @@ MPIT_ALIAS(event_handle_free);
 
 /* ---- Instances ----------------------------------------------------------------------------- */
 
-/* The instance under delivery in this thread that the tool passed, or NULL. */
-static const mpit_instance_t *instance_get(MPI_T_event_instance event_instance)
-{
-    for (const mpit_instance_t *i = instance_top; i != NULL; i = i->up) {
-        if ((const void *)i == (const void *)event_instance) {
-            return i;
-        }
-    }
-    return NULL;
-}
-
-int PMPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer)
+/*
+ * The instance under delivery in this thread that the tool passed: MPI_SUCCESS and *out, or the
+ * error (no lock: an instance is only valid in its callback, on this thread).
+ */
+static int instance_get(MPI_T_event_instance event_instance, const mpit_instance_t **out)
 {
     if (!mpit_is_initialized()) {
         return MPI_T_ERR_NOT_INITIALIZED;
     }
-    const mpit_instance_t *i = instance_get(event_instance);
-    if (i == NULL) {
-        return MPI_T_ERR_INVALID_HANDLE;
+    for (const mpit_instance_t *i = instance_top; i != NULL; i = i->up) {
+        if ((const void *)i == (const void *)event_instance) {
+            *out = i;
+            return MPI_SUCCESS;
+        }
+    }
+    return MPI_T_ERR_INVALID_HANDLE;
+}
+
+int PMPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer)
+{
+    const mpit_instance_t *i;
+    int rc = instance_get(event_instance, &i);
+    if (rc != MPI_SUCCESS) {
+        return rc;
     }
     if (i->side == MPIT_SIDE_MPI) {
         return mpit_layer.mpi.event_read(i->mpi, element_index, buffer);
@@ -615,12 +617,10 @@ MPIT_ALIAS(event_read);
 
 int PMPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer)
 {
-    if (!mpit_is_initialized()) {
-        return MPI_T_ERR_NOT_INITIALIZED;
-    }
-    const mpit_instance_t *i = instance_get(event_instance);
-    if (i == NULL) {
-        return MPI_T_ERR_INVALID_HANDLE;
+    const mpit_instance_t *i;
+    int rc = instance_get(event_instance, &i);
+    if (rc != MPI_SUCCESS) {
+        return rc;
     }
     if (i->side == MPIT_SIDE_MPI) {
         return mpit_layer.mpi.event_copy(i->mpi, buffer);
@@ -631,12 +631,10 @@ MPIT_ALIAS(event_copy);
 
 int PMPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp)
 {
-    if (!mpit_is_initialized()) {
-        return MPI_T_ERR_NOT_INITIALIZED;
-    }
-    const mpit_instance_t *i = instance_get(event_instance);
-    if (i == NULL) {
-        return MPI_T_ERR_INVALID_HANDLE;
+    const mpit_instance_t *i;
+    int rc = instance_get(event_instance, &i);
+    if (rc != MPI_SUCCESS) {
+        return rc;
     }
     if (i->side == MPIT_SIDE_MPI) {
         return mpit_layer.mpi.event_get_timestamp(i->mpi, event_timestamp);
@@ -645,7 +643,7 @@ int PMPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *e
         return MPI_T_ERR_INVALID;
     }
     long long ts;
-    int rc = ibmsg_t_event_get_timestamp(i->ib, &ts);
+    rc = ibmsg_t_event_get_timestamp(i->ib, &ts);
     if (rc == IBMSG_OK) {
         *event_timestamp = ts;
     }
@@ -655,14 +653,11 @@ MPIT_ALIAS(event_get_timestamp);
 
 int PMPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index)
 {
-    int native = -1, rc;
-
-    if (!mpit_is_initialized()) {
-        return MPI_T_ERR_NOT_INITIALIZED;
-    }
-    const mpit_instance_t *i = instance_get(event_instance);
-    if (i == NULL) {
-        return MPI_T_ERR_INVALID_HANDLE;
+    int native = -1;
+    const mpit_instance_t *i;
+    int rc = instance_get(event_instance, &i);
+    if (rc != MPI_SUCCESS) {
+        return rc;
     }
     if (source_index == NULL) {
         return MPI_T_ERR_INVALID;

@@ -9,18 +9,12 @@
 #include "util/log.h"
 #include "verbs/verbs_priv.h"
 
-int verbs_dev_poll_async(verbs_dev_t *dev, verbs_async_event_t *ev)
+void verbs_async_translate(const struct ibv_async_event *e, verbs_async_event_t *ev)
 {
-    struct ibv_async_event e;
-
-    /* The fd is non-blocking (verbs_dev_open): EAGAIN means nothing is pending. */
-    if (ibv_get_async_event(dev->ctx, &e) != 0) {
-        return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : verbs_errno_status(errno);
-    }
-    ev->raw = (int)e.event_type;
+    ev->raw = (int)e->event_type;
     ev->qpn = 0;
     ev->port = 0;
-    switch (e.event_type) {
+    switch (e->event_type) {
     case IBV_EVENT_SRQ_LIMIT_REACHED:
         ev->type = VERBS_ASYNC_SRQ_LIMIT;
         break;
@@ -31,22 +25,22 @@ int verbs_dev_poll_async(verbs_dev_t *dev, verbs_async_event_t *ev)
     case IBV_EVENT_QP_REQ_ERR:
     case IBV_EVENT_QP_ACCESS_ERR:
         ev->type = VERBS_ASYNC_QP_FATAL;
-        ev->qpn = e.element.qp->qp_num;
+        ev->qpn = e->element.qp->qp_num;
         break;
     case IBV_EVENT_QP_LAST_WQE_REACHED:
         ev->type = VERBS_ASYNC_QP_LAST_WQE;
-        ev->qpn = e.element.qp->qp_num;
+        ev->qpn = e->element.qp->qp_num;
         break;
     case IBV_EVENT_CQ_ERR:
         ev->type = VERBS_ASYNC_CQ_ERR;
         break;
     case IBV_EVENT_PORT_ERR:
         ev->type = VERBS_ASYNC_PORT_DOWN;
-        ev->port = (int)e.element.port_num;
+        ev->port = (int)e->element.port_num;
         break;
     case IBV_EVENT_PORT_ACTIVE:
         ev->type = VERBS_ASYNC_PORT_UP;
-        ev->port = (int)e.element.port_num;
+        ev->port = (int)e->element.port_num;
         break;
     case IBV_EVENT_DEVICE_FATAL:
         ev->type = VERBS_ASYNC_DEVICE_FATAL;
@@ -55,6 +49,17 @@ int verbs_dev_poll_async(verbs_dev_t *dev, verbs_async_event_t *ev)
         ev->type = VERBS_ASYNC_OTHER;
         break;
     }
+}
+
+int verbs_dev_poll_async(verbs_dev_t *dev, verbs_async_event_t *ev)
+{
+    struct ibv_async_event e;
+
+    /* The fd is non-blocking (verbs_dev_open): EAGAIN means nothing is pending. */
+    if (ibv_get_async_event(dev->ctx, &e) != 0) {
+        return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : verbs_errno_status(errno);
+    }
+    verbs_async_translate(&e, ev);
     ibv_ack_async_event(&e);
     return 1;
 }

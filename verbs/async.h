@@ -40,6 +40,11 @@ typedef struct verbs_async_event {
  */
 int verbs_dev_poll_async(verbs_dev_t *dev, verbs_async_event_t *ev);
 
+struct ibv_async_event;
+
+/** ev from an event as libibverbs reports it (the QP events name e's element.qp). */
+void verbs_async_translate(const struct ibv_async_event *e, verbs_async_event_t *ev);
+
 /** The text of an event's raw type (never NULL). */
 const char *verbs_async_string(const verbs_async_event_t *ev);
 

@@ -89,12 +89,8 @@ static void events_register_once(void)
 
 void world_events_register(void)
 {
-#if IBMSG_HAVE_CORE_EVENTS
     static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, events_register_once);
-#else
-    (void)events_register_once;
-#endif
+    core_events_register_once(&once, events_register_once);
 }
 
 /* At load too: a tool that starts with the process finds the types before the world exists. */

@@ -411,8 +411,10 @@ IBMSG_API int ibmsg_t_event_get_source(ibmsg_t_event_instance_t event_instance, 
  * The device's asynchronous events (category device), bound to the context whose device and port
  * raised them (IBMSG_T_BIND_CONTEXT); event_type is the device's enum ibv_event_type value
  * (<infiniband/verbs.h>: IBV_EVENT_PORT_ACTIVE 9, IBV_EVENT_PORT_ERR 10, IBV_EVENT_QP_FATAL 1,
- * IBV_EVENT_QP_REQ_ERR 2, IBV_EVENT_QP_ACCESS_ERR 3). Once per event the device reports, but
- * port_active once per return of the port (Soft-RoCE reports a return twice):
+ * IBV_EVENT_QP_REQ_ERR 2, IBV_EVENT_QP_ACCESS_ERR 3). qp_fatal once per event the device
+ * reports; the port's once per change of its state: port_down once per loss (Soft-RoCE reports
+ * a port error for the carrier's loss and again for the link going down), port_active once per
+ * return (Soft-RoCE reports a return twice):
  *
  *   core_device_port_active (the context's port became active again after a port error):
  *                       port: UNSIGNED, event_type: INT

@@ -8,9 +8,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <vector>
 
 #include "guest.h"
 #include "ibmsg/ibmsg.h"
+#include "ibmsg/rma.h"
 #include "ibmsg/tool.h"
 
 namespace core_test
@@ -166,6 +168,55 @@ struct PairTest : ::testing::Test {
         ibmsg_context_attr_t attr;
         ASSERT_EQ(ibmsg_context_query(ctx, &attr), IBMSG_OK);
         limit = attr.eager_limit;
+    }
+};
+
+// m's key as ep's peer would use it: packed, then unpacked on ep (IBMSG_RKEY_NULL, the test
+// failed, on an error).
+inline ibmsg_rkey_t unpack_key(ibmsg_mem_t m, ibmsg_ep_t ep)
+{
+    uint8_t blob[64];
+    size_t len = sizeof(blob);
+    ibmsg_rkey_t k = IBMSG_RKEY_NULL;
+    EXPECT_EQ(ibmsg_mem_rkey_pack(m, blob, &len), IBMSG_OK);
+    EXPECT_EQ(len, size_t(IBMSG_RKEY_BLOB_SIZE));
+    EXPECT_EQ(ibmsg_rkey_unpack(ep, blob, len, &k), IBMSG_OK);
+    return k;
+}
+
+// The one-sided tests' memory: a "remote" region (mapped for remote read and write, reached
+// through ep's key to it) and a "local" one (the initiator's buffers), len bytes each.
+struct RmaRegions {
+    std::vector<uint8_t> remote, local;
+    ibmsg_mem_t rmem = IBMSG_MEM_NULL, lmem = IBMSG_MEM_NULL;
+    ibmsg_rkey_t rkey = IBMSG_RKEY_NULL;
+    uint64_t rbase = 0; // the remote region's address
+
+    // A failed assertion returns from here only: callers check HasFatalFailure().
+    void map_regions(ibmsg_context_t ctx, ibmsg_ep_t ep, size_t len)
+    {
+        remote.assign(len, 0);
+        local.assign(len, 0);
+        ASSERT_EQ(ibmsg_mem_map(ctx, remote.data(), remote.size(),
+                                IBMSG_MEM_REMOTE_READ | IBMSG_MEM_REMOTE_WRITE, &rmem),
+                  IBMSG_OK);
+        ASSERT_EQ(ibmsg_mem_map(ctx, local.data(), local.size(), 0, &lmem), IBMSG_OK);
+        rkey = unpack_key(rmem, ep);
+        ASSERT_NE(rkey, IBMSG_RKEY_NULL);
+        rbase = uint64_t(uintptr_t(remote.data()));
+    }
+    // What map_regions made; nothing may be in flight on it.
+    void unmap_regions()
+    {
+        if (rkey != IBMSG_RKEY_NULL) {
+            EXPECT_EQ(ibmsg_rkey_destroy(rkey), IBMSG_OK);
+        }
+        if (rmem != IBMSG_MEM_NULL) {
+            EXPECT_EQ(ibmsg_mem_unmap(rmem), IBMSG_OK) << "nothing in flight";
+        }
+        if (lmem != IBMSG_MEM_NULL) {
+            EXPECT_EQ(ibmsg_mem_unmap(lmem), IBMSG_OK) << "nothing in flight";
+        }
     }
 };
 

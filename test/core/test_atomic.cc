@@ -63,12 +63,7 @@ struct AtomicTest : ::testing::Test {
     }
     ibmsg_rkey_t unpack_key(ibmsg_mem_t m)
     {
-        uint8_t blob[64];
-        size_t len = sizeof(blob);
-        ibmsg_rkey_t k = IBMSG_RKEY_NULL;
-        EXPECT_EQ(ibmsg_mem_rkey_pack(m, blob, &len), IBMSG_OK);
-        EXPECT_EQ(ibmsg_rkey_unpack(a, blob, len, &k), IBMSG_OK);
-        return k;
+        return core_test::unpack_key(m, a);
     }
     uint64_t cnt(cnt_id_t id) const
     {

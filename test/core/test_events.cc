@@ -1,8 +1,8 @@
 // The messaging core's events on a real device (Soft-RoCE in the guest): an endpoint connected,
 // a rendezvous started and completed on both sides (also truncated), a send stall begun and
-// ended, an endpoint failed because its peer was killed (retry exceeded) or went silent
-// (keepalive); each raised exactly once, when it happens, with its elements. The types' unit
-// checks (no device) are in test_events_types.cc.
+// ended, an endpoint failed because its peer was killed (retry exceeded), went silent (keepalive)
+// or its queue pair was reported fatal (the device's event fed in); each raised exactly once, when
+// it happens, with its elements. The types' unit checks (no device) are in test_events_types.cc.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -16,6 +16,7 @@
 
 #include "core/core.h"
 #include "core_fixture.h"
+#include "verbs/verbs_priv.h"
 #include "counters/shards/shard.h"
 #include "ibmsg/ibmsg.h"
 #include "ibmsg/tool.h"
@@ -274,6 +275,97 @@ TEST_F(CoreEventsPair, SendStallBegunOnceAndEndedOnce)
     EXPECT_LE(duration, ended[0].ts - t0);
     EXPECT_GE(duration, t1 - begun[0].ts);
     EXPECT_EQ(rec.of(STALL_BEGUN).size(), 1u);
+}
+
+// IBV_EVENT_QP_FATAL on a's queue pair. Soft-RoCE never reports it (no path of the kernel's
+// drivers/infiniband/sw/rxe raises IB_EVENT_QP_FATAL), so the test feeds the device's event, with
+// a's real QP, through the dispatch the device's events take (core_async_inject). a fails at once
+// with cause qp_fatal: its rendezvous send in flight and its bound receive complete with
+// IBMSG_ERR_PEER_FAILED before any further progress; core_async_events counts the event;
+// core_device_qp_fatal is raised once (a's qpn, IBV_EVENT_QP_FATAL, 1 endpoint failed). c <-> d
+// of the same context keep working. The event repeated for a's QP, now failed: raised again (once
+// per report), nothing more fails.
+TEST_F(CoreEventsPair, QpFatalFailsItsEndpointAtOnce)
+{
+    ibmsg_ep_t c, d;
+    ASSERT_EQ(ibmsg_ep_create(ctx, &c), IBMSG_OK);
+    ASSERT_EQ(ibmsg_ep_create(ctx, &d), IBMSG_OK);
+    ASSERT_EQ(core_test::connect_pair(c, d), IBMSG_OK);
+    std::vector<core_ev_device_elems_t> fatal;
+    int index = -1;
+    ibmsg_t_event_registration_t reg;
+    ASSERT_EQ(ibmsg_t_event_get_index("core_device_qp_fatal", &index), IBMSG_T_SUCCESS);
+    ASSERT_EQ(ibmsg_t_event_handle_alloc(index, &ctx, IBMSG_INFO_NULL, &reg), IBMSG_T_SUCCESS);
+    ASSERT_EQ(ibmsg_t_event_register_callback(
+                  reg, IBMSG_T_CB_REQUIRE_MPI_RESTRICTED, IBMSG_INFO_NULL, &fatal,
+                  [](ibmsg_t_event_instance_t inst, ibmsg_t_event_registration_t,
+                     ibmsg_t_cb_safety_t, void *ud) {
+                      core_ev_device_elems_t e{};
+                      EXPECT_EQ(ibmsg_t_event_copy(inst, &e), IBMSG_T_SUCCESS);
+                      static_cast<std::vector<core_ev_device_elems_t> *>(ud)->push_back(e);
+                  }),
+              IBMSG_T_SUCCESS);
+    // a's work in flight: a rendezvous send b has not received, a receive bound to a.
+    std::vector<uint8_t> big(4 * limit + 3, 0x3c);
+    uint64_t in = 0;
+    ibmsg_request_t sr, rr;
+    ASSERT_EQ(ibmsg_tag_isend(a, big.data(), big.size(), 1, &sr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, a, &in, sizeof(in), 2, IBMSG_TAG_MASK_EXACT, &rr), IBMSG_OK);
+    for (int i = 0; i < 20; i++) {
+        ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
+    }
+    rec.seen.clear();
+    uint64_t async0 = cnt_read(ctx->cnt, CNT_CORE_ASYNC_EVENTS, CNT_READ_VALUE);
+
+    struct ibv_async_event ev;
+    std::memset(&ev, 0, sizeof(ev));
+    ev.event_type = IBV_EVENT_QP_FATAL;
+    ev.element.qp = a->qp->qp;
+    ASSERT_EQ(ev.element.qp->qp_num, a->qpn);
+    core_async_inject(ctx, &ev);
+
+    EXPECT_EQ(ibmsg_ep_status(a), IBMSG_ERR_PEER_FAILED);
+    EXPECT_EQ(cnt_read(ctx->cnt, CNT_CORE_ASYNC_EVENTS, CNT_READ_VALUE), async0 + 1);
+    ASSERT_EQ(fatal.size(), 1u);
+    EXPECT_EQ(fatal[0].id, a->qpn);
+    EXPECT_EQ(fatal[0].event_type, int(IBV_EVENT_QP_FATAL));
+    EXPECT_EQ(fatal[0].affected, 1u);
+    ASSERT_EQ(rec.seen.size(), 2u) << "a's failure, then its rendezvous ended by it";
+    ASSERT_EQ(rec.seen[0].type, FAILED);
+    EXPECT_EQ(rec.seen[0].as<core_ev_ep_failed_elems_t>().qpn, a->qpn);
+    EXPECT_EQ(rec.seen[0].as<core_ev_ep_failed_elems_t>().cause, IBMSG_T_EP_FAIL_QP_FATAL);
+    ASSERT_EQ(rec.seen[1].type, RNDV_COMPLETED);
+    const auto &ended = rec.seen[1].as<core_ev_rndv_elems_t>();
+    EXPECT_EQ(ended.tag, 1u);
+    EXPECT_EQ(ended.bytes, 0u);
+    EXPECT_EQ(ended.role, 0);
+    EXPECT_EQ(ended.status, IBMSG_ERR_PEER_FAILED);
+    int completed = 0;
+    EXPECT_EQ(ibmsg_request_test(&sr, &completed, nullptr), IBMSG_ERR_PEER_FAILED);
+    EXPECT_EQ(completed, 1);
+    completed = 0;
+    EXPECT_EQ(ibmsg_request_test(&rr, &completed, nullptr), IBMSG_ERR_PEER_FAILED);
+    EXPECT_EQ(completed, 1);
+
+    // The same context's other endpoints: untouched, and they still carry messages.
+    EXPECT_EQ(ibmsg_ep_status(c), IBMSG_OK);
+    EXPECT_EQ(ibmsg_ep_status(d), IBMSG_OK);
+    uint64_t out = 0x0123456789abcdefull;
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, d, &in, sizeof(in), 3, IBMSG_TAG_MASK_EXACT, &rr), IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_send(c, &out, sizeof(out), 3), IBMSG_OK);
+    ASSERT_EQ(ibmsg_request_wait(&rr, nullptr), IBMSG_OK);
+    EXPECT_EQ(in, out);
+
+    // Reported again for a's QP, whose endpoint has failed: raised, no endpoint fails.
+    core_async_inject(ctx, &ev);
+    EXPECT_EQ(cnt_read(ctx->cnt, CNT_CORE_ASYNC_EVENTS, CNT_READ_VALUE), async0 + 2);
+    ASSERT_EQ(fatal.size(), 2u);
+    EXPECT_EQ(fatal[1].id, a->qpn);
+    EXPECT_EQ(fatal[1].affected, 0u);
+    EXPECT_EQ(rec.of(FAILED).size(), 1u);
+    EXPECT_EQ(ibmsg_t_event_handle_free(reg, nullptr, nullptr), IBMSG_T_SUCCESS);
+    EXPECT_EQ(ibmsg_ep_destroy(c), IBMSG_OK);
+    EXPECT_EQ(ibmsg_ep_destroy(d), IBMSG_OK);
 }
 
 namespace

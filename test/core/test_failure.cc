@@ -154,12 +154,15 @@ constexpr size_t kMsgLen = 300; // above the inline limit: bounce buffers too
     _exit(ok ? 0 : 16);
 }
 
+// A forked peer process and the listener its parent accepts it on (the test closes it).
 struct Child {
     pid_t pid = -1;
     ibmsg_oob_t listener = nullptr;
 };
 
-Child start_peer(const char *device)
+// Listens on 127.0.0.1 and forks a peer that runs peer(port): it joins this process
+// (core_test::join_parent) and ends with _exit, never returning into the test.
+template <typename Fn> Child start_peer(Fn peer)
 {
     Child c;
     uint16_t port = 0;
@@ -169,9 +172,23 @@ Child start_peer(const char *device)
     c.pid = fork();
     if (c.pid == 0) {
         ibmsg_oob_close(c.listener);
-        run_peer(port, device);
+        peer(port);
+        _exit(17); // a peer that returned
     }
     return c;
+}
+
+// This process's endpoint *ep of ctx connected to child's, through the TCP helper (*conn).
+int accept_child(ibmsg_context_t ctx, const Child &child, ibmsg_ep_t *ep, ibmsg_oob_t *conn)
+{
+    int ret = ibmsg_ep_create(ctx, ep);
+    if (ret == IBMSG_OK) {
+        ret = ibmsg_oob_accept(child.listener, 20000, conn);
+    }
+    if (ret == IBMSG_OK) {
+        ret = ibmsg_oob_ep_connect(*conn, *ep, 20000);
+    }
+    return ret;
 }
 
 void expect_exit_ok(pid_t pid, const char *who)
@@ -236,21 +253,18 @@ TEST(FailureProcesses, PeerKilledMidStream)
         IBMSG_TEST_MISSING(kSkip);
     }
     const char *dev_a = getenv("IBMSG_VM_DEV_A"), *dev_b = getenv("IBMSG_VM_DEV_B");
-    Child b = start_peer(dev_b);
+    auto peer = [=](uint16_t port) { run_peer(port, dev_b); };
+    Child b = start_peer(peer);
     ASSERT_GT(b.pid, 0);
-    Child c = start_peer(dev_b);
+    Child c = start_peer(peer);
     ASSERT_GT(c.pid, 0);
 
     ibmsg_context_t ctx;
     ibmsg_ep_t ab, ac;
     ibmsg_oob_t conn_b, conn_c;
     ASSERT_EQ(open_context(&ctx, dev_a), IBMSG_OK);
-    ASSERT_EQ(ibmsg_ep_create(ctx, &ab), IBMSG_OK);
-    ASSERT_EQ(ibmsg_ep_create(ctx, &ac), IBMSG_OK);
-    ASSERT_EQ(ibmsg_oob_accept(b.listener, 20000, &conn_b), IBMSG_OK);
-    ASSERT_EQ(ibmsg_oob_ep_connect(conn_b, ab, 20000), IBMSG_OK);
-    ASSERT_EQ(ibmsg_oob_accept(c.listener, 20000, &conn_c), IBMSG_OK);
-    ASSERT_EQ(ibmsg_oob_ep_connect(conn_c, ac, 20000), IBMSG_OK);
+    ASSERT_EQ(accept_child(ctx, b, &ab, &conn_b), IBMSG_OK);
+    ASSERT_EQ(accept_child(ctx, c, &ac, &conn_c), IBMSG_OK);
 
     // Receives posted before the failure: one bound to B (fails with it), one for any
     // endpoint (stays posted; C satisfies it at the end).
@@ -401,16 +415,8 @@ TEST(FailureProcesses, ReceiveOnlySurvivorDetectsByKeepalive)
         IBMSG_TEST_MISSING(kSkip);
     }
     const char *dev_a = getenv("IBMSG_VM_DEV_A"), *dev_b = getenv("IBMSG_VM_DEV_B");
-    ibmsg_oob_t listener;
-    uint16_t port = 0;
-    ASSERT_EQ(ibmsg_oob_listen("127.0.0.1", 0, &listener), IBMSG_OK);
-    ASSERT_EQ(ibmsg_oob_port(listener, &port), IBMSG_OK);
-    fflush(nullptr);
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
+    Child peer = start_peer([=](uint16_t port) {
         // The peer: one message, then nothing until it is killed.
-        ibmsg_oob_close(listener);
         ibmsg_context_t pctx;
         ibmsg_ep_t ep;
         ibmsg_oob_t conn;
@@ -423,14 +429,13 @@ TEST(FailureProcesses, ReceiveOnlySurvivorDetectsByKeepalive)
         for (;;) {
             pause();
         }
-    }
+    });
+    ASSERT_GT(peer.pid, 0);
     ibmsg_context_t ctx;
     ibmsg_ep_t ep;
     ibmsg_oob_t conn;
     ASSERT_EQ(open_context(&ctx, dev_a), IBMSG_OK);
-    ASSERT_EQ(ibmsg_ep_create(ctx, &ep), IBMSG_OK);
-    ASSERT_EQ(ibmsg_oob_accept(listener, 20000, &conn), IBMSG_OK);
-    ASSERT_EQ(ibmsg_oob_ep_connect(conn, ep, 20000), IBMSG_OK);
+    ASSERT_EQ(accept_child(ctx, peer, &ep, &conn), IBMSG_OK);
     uint64_t v = 0;
     ASSERT_EQ(ibmsg_tag_recv(ctx, ep, &v, 8, 5, IBMSG_TAG_MASK_EXACT, nullptr), IBMSG_OK);
     auto t_rx = std::chrono::steady_clock::now(); // the last thing the peer sent
@@ -443,9 +448,9 @@ TEST(FailureProcesses, ReceiveOnlySurvivorDetectsByKeepalive)
         ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
     }
     ASSERT_EQ(ep->ka.probing, 0) << "a probe of the live peer did not complete";
-    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    ASSERT_EQ(kill(peer.pid, SIGKILL), 0);
     int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_EQ(waitpid(peer.pid, &status, 0), peer.pid);
     auto t_kill = std::chrono::steady_clock::now();
     const uint64_t ka_before = cnt(ep->cnt, CNT_CORE_KEEPALIVES_SENT);
 
@@ -471,7 +476,7 @@ TEST(FailureProcesses, ReceiveOnlySurvivorDetectsByKeepalive)
     EXPECT_EQ(cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE), uint64_t(ctx->srq_posted))
         << "only the shared receive queue's posted buffers are out";
     ibmsg_oob_close(conn);
-    ibmsg_oob_close(listener);
+    ibmsg_oob_close(peer.listener);
     EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
 }
 
@@ -487,16 +492,8 @@ TEST(FailureProcesses, ArrivedBeforeFailureStillReceivable)
     }
     const char *dev_a = getenv("IBMSG_VM_DEV_A"), *dev_b = getenv("IBMSG_VM_DEV_B");
     constexpr size_t kRndvLen = 64 * 1024; // above any eager limit
-    ibmsg_oob_t listener;
-    uint16_t port = 0;
-    ASSERT_EQ(ibmsg_oob_listen("127.0.0.1", 0, &listener), IBMSG_OK);
-    ASSERT_EQ(ibmsg_oob_port(listener, &port), IBMSG_OK);
-    fflush(nullptr);
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
+    Child peer = start_peer([=](uint16_t port) {
         // The peer: eager tags 1-3, a rendezvous tag 4 (its RTS), then silence until killed.
-        ibmsg_oob_close(listener);
         ibmsg_context_t pctx;
         ibmsg_ep_t ep;
         ibmsg_oob_t conn;
@@ -521,22 +518,21 @@ TEST(FailureProcesses, ArrivedBeforeFailureStillReceivable)
         for (;;) {
             pause();
         }
-    }
+    });
+    ASSERT_GT(peer.pid, 0);
     ibmsg_context_t ctx;
     ibmsg_ep_t ep;
     ibmsg_oob_t conn;
     ASSERT_EQ(open_context(&ctx, dev_a), IBMSG_OK);
-    ASSERT_EQ(ibmsg_ep_create(ctx, &ep), IBMSG_OK);
-    ASSERT_EQ(ibmsg_oob_accept(listener, 20000, &conn), IBMSG_OK);
-    ASSERT_EQ(ibmsg_oob_ep_connect(conn, ep, 20000), IBMSG_OK);
+    ASSERT_EQ(accept_child(ctx, peer, &ep, &conn), IBMSG_OK);
     auto t0 = std::chrono::steady_clock::now();
     while (cnt(ctx->cnt, CNT_CORE_UNEXPECTED_RECVQ) < 4 && since_ms(t0) < 20000) {
         ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
     }
     ASSERT_EQ(cnt(ctx->cnt, CNT_CORE_UNEXPECTED_RECVQ), 4u) << "three eager messages and an RTS";
-    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    ASSERT_EQ(kill(peer.pid, SIGKILL), 0);
     int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_EQ(waitpid(peer.pid, &status, 0), peer.pid);
     auto t_kill = std::chrono::steady_clock::now();
     while (ibmsg_ep_status(ep) == IBMSG_OK && since_ms(t_kill) < bound_ms() + 5000) {
         ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
@@ -581,7 +577,7 @@ TEST(FailureProcesses, ArrivedBeforeFailureStillReceivable)
     EXPECT_EQ(cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE), uint64_t(ctx->srq_posted))
         << "only the shared receive queue's posted buffers are out";
     ibmsg_oob_close(conn);
-    ibmsg_oob_close(listener);
+    ibmsg_oob_close(peer.listener);
     EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
 }
 
@@ -799,15 +795,7 @@ TEST_P(FailureTransport, SendToKilledPeerFailsWithinRetryTimeouts)
         ibmsg_info_free(&info);
         return ret;
     };
-    ibmsg_oob_t listener;
-    uint16_t port = 0;
-    ASSERT_EQ(ibmsg_oob_listen("127.0.0.1", 0, &listener), IBMSG_OK);
-    ASSERT_EQ(ibmsg_oob_port(listener, &port), IBMSG_OK);
-    fflush(nullptr);
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-        ibmsg_oob_close(listener);
+    Child peer = start_peer([=](uint16_t port) {
         ibmsg_context_t pctx;
         ibmsg_ep_t ep;
         ibmsg_oob_t conn;
@@ -818,17 +806,16 @@ TEST_P(FailureTransport, SendToKilledPeerFailsWithinRetryTimeouts)
         for (;;) {
             pause();
         }
-    }
+    });
+    ASSERT_GT(peer.pid, 0);
     ibmsg_context_t ctx;
     ibmsg_ep_t ep;
     ibmsg_oob_t conn;
     ASSERT_EQ(open(&ctx, dev_a), IBMSG_OK);
-    ASSERT_EQ(ibmsg_ep_create(ctx, &ep), IBMSG_OK);
-    ASSERT_EQ(ibmsg_oob_accept(listener, 20000, &conn), IBMSG_OK);
-    ASSERT_EQ(ibmsg_oob_ep_connect(conn, ep, 20000), IBMSG_OK);
-    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    ASSERT_EQ(accept_child(ctx, peer, &ep, &conn), IBMSG_OK);
+    ASSERT_EQ(kill(peer.pid, SIGKILL), 0);
     int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_EQ(waitpid(peer.pid, &status, 0), peer.pid);
     const double formula_ms = (tp.retry + 1) * 4.096e-3 * double(1u << tp.timeout);
     uint64_t v = 1;
     ibmsg_request_t r;
@@ -852,7 +839,7 @@ TEST_P(FailureTransport, SendToKilledPeerFailsWithinRetryTimeouts)
     EXPECT_EQ(cnt(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE), uint64_t(ctx->srq_posted))
         << "only the shared receive queue's posted buffers are out";
     ibmsg_oob_close(conn);
-    ibmsg_oob_close(listener);
+    ibmsg_oob_close(peer.listener);
     EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
 }
 

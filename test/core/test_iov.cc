@@ -424,36 +424,19 @@ namespace
 constexpr size_t kRegion = 1u << 20;
 
 // IovTestSge2 with a remote region (a's key to memory served by b's side) and a local one.
-struct IovRmaTest : IovTestSge2 {
-    std::vector<uint8_t> remote, local;
-    ibmsg_mem_t rmem = IBMSG_MEM_NULL, lmem = IBMSG_MEM_NULL;
-    ibmsg_rkey_t rkey = IBMSG_RKEY_NULL;
-    uint64_t rbase = 0;
-
+struct IovRmaTest : IovTestSge2, core_test::RmaRegions {
     void SetUp() override
     {
         IovTestSge2::SetUp();
         if (IsSkipped() || HasFatalFailure()) {
             return;
         }
-        remote.assign(kRegion, 0);
-        local.assign(kRegion, 0);
-        ASSERT_EQ(ibmsg_mem_map(ctx, remote.data(), remote.size(),
-                                IBMSG_MEM_REMOTE_READ | IBMSG_MEM_REMOTE_WRITE, &rmem),
-                  IBMSG_OK);
-        ASSERT_EQ(ibmsg_mem_map(ctx, local.data(), local.size(), 0, &lmem), IBMSG_OK);
-        uint8_t blob[IBMSG_RKEY_BLOB_SIZE];
-        size_t len = sizeof(blob);
-        ASSERT_EQ(ibmsg_mem_rkey_pack(rmem, blob, &len), IBMSG_OK);
-        ASSERT_EQ(ibmsg_rkey_unpack(a, blob, len, &rkey), IBMSG_OK);
-        rbase = uint64_t(uintptr_t(remote.data()));
+        map_regions(ctx, a, kRegion);
     }
     void TearDown() override
     {
         if (ctx != IBMSG_CONTEXT_NULL) {
-            EXPECT_EQ(ibmsg_rkey_destroy(rkey), IBMSG_OK);
-            EXPECT_EQ(ibmsg_mem_unmap(rmem), IBMSG_OK) << "nothing in flight";
-            EXPECT_EQ(ibmsg_mem_unmap(lmem), IBMSG_OK) << "nothing in flight";
+            unmap_regions();
         }
         IovTestSge2::TearDown();
     }

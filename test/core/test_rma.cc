@@ -52,13 +52,9 @@ size_t first_bad(const uint8_t *p, size_t len, uint64_t seed)
 
 // One context, endpoints a <-> b; a "remote" region (reached through a's key, served by b's
 // side) and a local one (a's buffers), both mapped.
-struct RmaTest : ::testing::Test {
+struct RmaTest : ::testing::Test, core_test::RmaRegions {
     ibmsg_context_t ctx = IBMSG_CONTEXT_NULL;
     ibmsg_ep_t a = IBMSG_EP_NULL, b = IBMSG_EP_NULL;
-    std::vector<uint8_t> remote, local;
-    ibmsg_mem_t rmem = IBMSG_MEM_NULL, lmem = IBMSG_MEM_NULL;
-    ibmsg_rkey_t rkey = IBMSG_RKEY_NULL;
-    uint64_t rbase = 0;
     ibmsg_rma_attr_t attr{};
 
     void SetUp() override
@@ -67,15 +63,10 @@ struct RmaTest : ::testing::Test {
         if (IsSkipped() || HasFatalFailure()) {
             return;
         }
-        remote.assign(kRegion, 0);
-        local.assign(kRegion, 0);
-        ASSERT_EQ(ibmsg_mem_map(ctx, remote.data(), remote.size(),
-                                IBMSG_MEM_REMOTE_READ | IBMSG_MEM_REMOTE_WRITE, &rmem),
-                  IBMSG_OK);
-        ASSERT_EQ(ibmsg_mem_map(ctx, local.data(), local.size(), 0, &lmem), IBMSG_OK);
-        rkey = unpack_key(rmem);
-        ASSERT_NE(rkey, IBMSG_RKEY_NULL);
-        rbase = uint64_t(uintptr_t(remote.data()));
+        map_regions(ctx, a, kRegion);
+        if (HasFatalFailure()) {
+            return;
+        }
         ASSERT_EQ(ibmsg_rma_query(a, &attr), IBMSG_OK);
     }
     void TearDown() override
@@ -84,27 +75,13 @@ struct RmaTest : ::testing::Test {
             return;
         }
         EXPECT_EQ(cnt(CNT_VERBS_WC_ERRORS), 0u);
-        if (rkey != IBMSG_RKEY_NULL) {
-            EXPECT_EQ(ibmsg_rkey_destroy(rkey), IBMSG_OK);
-        }
-        if (rmem != IBMSG_MEM_NULL) {
-            EXPECT_EQ(ibmsg_mem_unmap(rmem), IBMSG_OK);
-        }
-        if (lmem != IBMSG_MEM_NULL) {
-            EXPECT_EQ(ibmsg_mem_unmap(lmem), IBMSG_OK);
-        }
+        unmap_regions();
         EXPECT_EQ(cnt(CNT_CORE_RMA_MAPPED_BYTES), 0u);
         EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
     }
-    ibmsg_rkey_t unpack_key(ibmsg_mem_t m, ibmsg_ep_t ep = nullptr)
+    ibmsg_rkey_t unpack_key(ibmsg_mem_t m)
     {
-        uint8_t blob[64];
-        size_t len = sizeof(blob);
-        ibmsg_rkey_t k = IBMSG_RKEY_NULL;
-        EXPECT_EQ(ibmsg_mem_rkey_pack(m, blob, &len), IBMSG_OK);
-        EXPECT_EQ(len, size_t(IBMSG_RKEY_BLOB_SIZE));
-        EXPECT_EQ(ibmsg_rkey_unpack(ep != nullptr ? ep : a, blob, len, &k), IBMSG_OK);
-        return k;
+        return core_test::unpack_key(m, a);
     }
     uint64_t cnt(cnt_id_t id) const
     {

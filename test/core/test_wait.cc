@@ -1,8 +1,9 @@
 // Sleeping instead of spinning (core/wait.c, core/async.c): the context's fd in an epoll loop
 // with a timer, the arm/BUSY race, timeouts, every blocking call in each core_wait_mode, the CPU a
-// sleeping receiver uses, and the device's port taken down and up.
+// sleeping receiver uses, and the device's port taken down (once, or reported twice) and up.
 #include <gtest/gtest.h>
 
+#include <dirent.h>
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
@@ -561,6 +562,60 @@ struct DeviceEvents {
     }
 };
 
+// A context in sleep mode with a <-> b and c <-> d, on the port whose netdev a test takes down
+// (only in the guest), and the context's device events recorded.
+struct WaitDevice : ::testing::Test {
+    ibmsg_context_t ctx = IBMSG_CONTEXT_NULL;
+    ibmsg_ep_t a, b, c, d;
+    ibmsg_context_attr_t attr;
+    std::string sys;  // the port's folder in sysfs
+    std::string ndev; // its netdev
+    DeviceEvents events;
+
+    void SetUp() override
+    {
+        if (getenv("IBMSG_VM") == nullptr) {
+            GTEST_SKIP() << "takes the device's network interface down: only in the test guest";
+        }
+        core_test::open_pair(&ctx, &a, &b, [](ibmsg_info_t info) {
+            quiet(info);
+            ibmsg_info_set_string(info, "core_wait_mode", "sleep");
+        });
+        if (IsSkipped() || HasFatalFailure()) {
+            return;
+        }
+        ASSERT_EQ(ibmsg_ep_create(ctx, &c), IBMSG_OK);
+        ASSERT_EQ(ibmsg_ep_create(ctx, &d), IBMSG_OK);
+        ASSERT_EQ(core_test::connect_pair(c, d), IBMSG_OK);
+        ASSERT_EQ(ibmsg_context_query(ctx, &attr), IBMSG_OK);
+        sys = std::string("/sys/class/infiniband/") + attr.device + "/ports/" +
+              std::to_string(attr.port);
+        ndev = read_line(sys + "/gid_attrs/ndevs/" + std::to_string(attr.gid_index));
+        ASSERT_FALSE(ndev.empty()) << "no netdev for " << attr.device;
+        events.start(ctx);
+    }
+    // Waits (10 s at most) for the port to be ACTIVE again.
+    void wait_active()
+    {
+        auto t0 = std::chrono::steady_clock::now();
+        while (read_line(sys + "/state").find("ACTIVE") == std::string::npos &&
+               since_ms(t0) < 10000) {
+            usleep(10000);
+        }
+        ASSERT_NE(read_line(sys + "/state").find("ACTIVE"), std::string::npos);
+    }
+    // The endpoints failed with the port's cause.
+    uint32_t failed_by_port() const
+    {
+        uint32_t n = 0;
+        for (ibmsg_ep_t e : {a, b, c, d}) {
+            n += ibmsg_ep_status(e) == IBMSG_ERR_PEER_FAILED &&
+                 e->ev.fail_cause == IBMSG_T_EP_FAIL_PORT_DOWN;
+        }
+        return n;
+    }
+};
+
 // The port taken down under traffic (ip link set <its netdev> down), in sleep mode: the
 // endpoint with a rendezvous in flight fails at once with the device's cause (port_down), its
 // request completes with IBMSG_ERR_PEER_FAILED, an idle endpoint is left alone; after the port
@@ -568,33 +623,10 @@ struct DeviceEvents {
 // one core_device_port_down (the port, IBV_EVENT_PORT_ERR, the endpoints it failed), then exactly
 // one core_device_port_active (the port, IBV_EVENT_PORT_ACTIVE; Soft-RoCE reports the return
 // twice, the context raises it once), timestamps ascending.
-TEST(WaitDevice, PortDownFailsBusyEndpointsAndUpWorksAgain)
+TEST_F(WaitDevice, PortDownFailsBusyEndpointsAndUpWorksAgain)
 {
-    if (getenv("IBMSG_VM") == nullptr) {
-        GTEST_SKIP() << "takes the device's network interface down: only in the test guest";
-    }
-    ibmsg_context_t ctx;
-    ibmsg_ep_t a, b, c, d;
-    core_test::open_pair(&ctx, &a, &b, [](ibmsg_info_t info) {
-        quiet(info);
-        ibmsg_info_set_string(info, "core_wait_mode", "sleep");
-    });
-    if (IsSkipped() || HasFatalFailure()) {
-        return;
-    }
-    ASSERT_EQ(ibmsg_ep_create(ctx, &c), IBMSG_OK);
-    ASSERT_EQ(ibmsg_ep_create(ctx, &d), IBMSG_OK);
-    ASSERT_EQ(core_test::connect_pair(c, d), IBMSG_OK);
-    ibmsg_context_attr_t attr;
-    ASSERT_EQ(ibmsg_context_query(ctx, &attr), IBMSG_OK);
-    DeviceEvents events;
-    events.start(ctx);
     long long t_down = 0;
-    std::string sys =
-        std::string("/sys/class/infiniband/") + attr.device + "/ports/" + std::to_string(attr.port);
     LinkUp guard;
-    std::string ndev = read_line(sys + "/gid_attrs/ndevs/" + std::to_string(attr.gid_index));
-    ASSERT_FALSE(ndev.empty()) << "no netdev for " << attr.device;
     // A rendezvous send on a that b has not received: a transfer in flight.
     auto big = pattern(1 << 20, 9);
     ibmsg_request_t r;
@@ -624,11 +656,10 @@ TEST(WaitDevice, PortDownFailsBusyEndpointsAndUpWorksAgain)
 
     ASSERT_EQ(system(("ip link set dev " + ndev + " up").c_str()), 0);
     guard.dev.clear();
-    t0 = std::chrono::steady_clock::now();
-    while (read_line(sys + "/state").find("ACTIVE") == std::string::npos && since_ms(t0) < 10000) {
-        usleep(10000);
+    wait_active();
+    if (HasFatalFailure()) {
+        return;
     }
-    ASSERT_NE(read_line(sys + "/state").find("ACTIVE"), std::string::npos);
     t0 = std::chrono::steady_clock::now();
     uint64_t async1 = cnt(ctx->cnt, CNT_CORE_ASYNC_EVENTS);
     while ((cnt(ctx->cnt, CNT_CORE_ASYNC_EVENTS) == async1 || events.seen.size() < 2) &&
@@ -643,11 +674,7 @@ TEST(WaitDevice, PortDownFailsBusyEndpointsAndUpWorksAgain)
     EXPECT_EQ(events.seen[0].type, 0);
     EXPECT_EQ(events.seen[0].e.id, uint32_t(attr.port));
     EXPECT_EQ(events.seen[0].e.event_type, 10); // IBV_EVENT_PORT_ERR
-    uint32_t port_failed = 0;
-    for (ibmsg_ep_t e : {a, b, c, d}) {
-        port_failed += ibmsg_ep_status(e) == IBMSG_ERR_PEER_FAILED &&
-                       e->ev.fail_cause == IBMSG_T_EP_FAIL_PORT_DOWN;
-    }
+    uint32_t port_failed = failed_by_port();
     EXPECT_GE(port_failed, 1u);
     EXPECT_EQ(events.seen[0].e.affected, port_failed) << "the endpoints it failed, a among them";
     EXPECT_EQ(events.seen[1].type, 1);
@@ -679,6 +706,99 @@ TEST(WaitDevice, PortDownFailsBusyEndpointsAndUpWorksAgain)
     ASSERT_EQ(ibmsg_request_wait(&r, nullptr), IBMSG_OK);
     EXPECT_EQ(in, big);
     EXPECT_EQ(ibmsg_context_destroy(ctx2), IBMSG_OK);
+}
+
+// The other end of a veth netdev (its iflink names the peer's ifindex), or "" when it has none.
+std::string veth_peer(const std::string &ndev)
+{
+    std::string iflink = read_line("/sys/class/net/" + ndev + "/iflink");
+    if (iflink.empty() || iflink == read_line("/sys/class/net/" + ndev + "/ifindex")) {
+        return "";
+    }
+    DIR *dir = opendir("/sys/class/net");
+    std::string peer;
+    for (struct dirent *d; dir != nullptr && (d = readdir(dir)) != nullptr;) {
+        std::string name = d->d_name;
+        if (name != "." && name != ".." && name != ndev &&
+            read_line("/sys/class/net/" + name + "/ifindex") == iflink) {
+            peer = name;
+        }
+    }
+    if (dir != nullptr) {
+        closedir(dir);
+    }
+    return peer;
+}
+
+// The port reported down twice without a return between: Soft-RoCE reports a port error when its
+// netdev loses its carrier (the veth's other end taken down) and again when the netdev itself
+// goes down. One change of state: one core_device_port_down (IBV_EVENT_PORT_ERR, the endpoint with
+// a rendezvous in flight failed by the first report), core_port_down_events 1, the second report
+// read and counted in core_async_events but failing nothing; after both ends are up again, one
+// core_device_port_active however often the device reports the return.
+TEST_F(WaitDevice, PortDownReportedTwiceIsOneChange)
+{
+    std::string peer = veth_peer(ndev);
+    ASSERT_FALSE(peer.empty()) << ndev << " is no veth: the guest puts Soft-RoCE on one";
+    auto big = pattern(1 << 20, 5);
+    ibmsg_request_t r;
+    ASSERT_EQ(ibmsg_tag_isend(a, big.data(), big.size(), 1, &r), IBMSG_OK);
+    for (int i = 0; i < 100; i++) {
+        ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
+    }
+    // Reads the device's events until the counter passes seen (or 5 s), then a little longer.
+    auto read_until = [&](uint64_t seen) {
+        auto t0 = std::chrono::steady_clock::now();
+        while (cnt(ctx->cnt, CNT_CORE_ASYNC_EVENTS) <= seen && since_ms(t0) < 5000) {
+            ibmsg_context_wait(ctx, 200);
+        }
+        for (int i = 0; i < 3; i++) {
+            ibmsg_context_wait(ctx, 100);
+        }
+        return cnt(ctx->cnt, CNT_CORE_ASYNC_EVENTS);
+    };
+    LinkUp peer_up, ndev_up;
+    uint64_t async0 = cnt(ctx->cnt, CNT_CORE_ASYNC_EVENTS);
+    peer_up.dev = peer;
+    ASSERT_EQ(system(("ip link set dev " + peer + " down").c_str()), 0);
+    uint64_t async1 = read_until(async0);
+    ASSERT_GT(async1, async0) << "the carrier's loss reported as a port error";
+    ASSERT_EQ(events.seen.size(), 1u);
+    EXPECT_EQ(ibmsg_ep_status(a), IBMSG_ERR_PEER_FAILED);
+    EXPECT_EQ(a->ev.fail_cause, IBMSG_T_EP_FAIL_PORT_DOWN);
+    EXPECT_EQ(ibmsg_request_wait(&r, nullptr), IBMSG_ERR_PEER_FAILED);
+
+    ndev_up.dev = ndev;
+    ASSERT_EQ(system(("ip link set dev " + ndev + " down").c_str()), 0);
+    uint64_t async2 = read_until(async1);
+    EXPECT_GT(async2, async1) << "the second port error is read";
+    EXPECT_EQ(events.seen.size(), 1u) << "and raises nothing";
+    EXPECT_EQ(cnt(ctx->cnt, CNT_CORE_PORT_DOWN_EVENTS), 1u);
+    EXPECT_EQ(ibmsg_ep_status(c), IBMSG_OK) << "idle: left alone";
+    EXPECT_EQ(ibmsg_ep_status(d), IBMSG_OK) << "idle: left alone";
+
+    ASSERT_EQ(system(("ip link set dev " + peer + " up").c_str()), 0);
+    ASSERT_EQ(system(("ip link set dev " + ndev + " up").c_str()), 0);
+    peer_up.dev.clear();
+    ndev_up.dev.clear();
+    wait_active();
+    if (HasFatalFailure()) {
+        return;
+    }
+    read_until(async2);
+    ASSERT_EQ(events.seen.size(), 2u) << "one port down, then one port active";
+    EXPECT_EQ(events.seen[0].type, 0);
+    EXPECT_EQ(events.seen[0].e.id, uint32_t(attr.port));
+    EXPECT_EQ(events.seen[0].e.event_type, 10); // IBV_EVENT_PORT_ERR
+    uint32_t port_failed = failed_by_port();
+    EXPECT_EQ(events.seen[0].e.affected, port_failed) << "the endpoints the first report failed";
+    EXPECT_EQ(events.seen[1].type, 1);
+    EXPECT_EQ(events.seen[1].e.event_type, 9); // IBV_EVENT_PORT_ACTIVE
+    EXPECT_EQ(cnt(ctx->cnt, CNT_CORE_PORT_DOWN_EVENTS), 1u);
+    printf("port reports: %llu read (two port errors, the returns), one down and one up raised\n",
+           (unsigned long long)(cnt(ctx->cnt, CNT_CORE_ASYNC_EVENTS) - async0));
+    events.stop();
+    EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
 }
 
 } // namespace
