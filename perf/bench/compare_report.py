@@ -225,6 +225,16 @@ def compare_tables(samples, sizes, env, reps):
     for z in (8, 4096):
         if z in sizes:
             out.append(verdict("latency at %s <= perftest and UCX" % human(z), ge(lat, z, False)))
+    # Issue 27 (large messages): bandwidth at least both tools', half round trip at most UCX's.
+    big27 = [z for z in (1 << 18, 1 << 20, 1 << 22) if z in sizes]
+    lat27 = [z for z in (1 << 16, 1 << 20) if z in sizes]
+    if big27 or lat27:
+        out.append("Targets (issue 27):")
+    if big27:
+        out.append(verdict("bandwidth %s >= perftest and UCX" % ", ".join(map(human, big27)),
+                           sum((ge(bw, z) for z in big27), [])))
+    for z in lat27:
+        out.append(verdict("latency at %s <= UCX" % human(z), ge(lat, z, False)[1:]))
     if any(s["tool"] == "ibmsg_base" for s in samples):
         out.append("")
         out += baseline_table(samples, sizes, env)
