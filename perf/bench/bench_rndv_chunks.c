@@ -7,7 +7,8 @@
  *   - bw: --bytes worth of messages (at least 4) a -> b, all posted at once, MB/s (2^20 B/s)
  *     from the first post to the last completion;
  *   - lat: --bytes / 4 worth of round trips (at least 5) a -> b -> a, half of the mean round trip.
- * Then the medians over the rounds, and each over chunk 0's (one READ per message). A warm-up
+ * Then the medians over the rounds, and the paired ratios: each round's value over the first
+ * chunk's in the same round (0 by default: one READ per message), median and range. A warm-up
  * message each way per context first (the registration cache's misses are not measured).
  *
  * Reproduce (in the guest):
@@ -109,10 +110,17 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-static double median(double *v, int n)
+/* The median of v[0..n), and its range in *lo, *hi; v itself is left as it is. */
+static double median(const double *v, int n, double *lo, double *hi)
 {
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    double w[MAX_ROUNDS];
+    memcpy(w, v, (size_t)n * sizeof(*w));
+    qsort(w, (size_t)n, sizeof(*w), cmp_double);
+    if (lo != NULL) {
+        *lo = w[0];
+        *hi = w[n - 1];
+    }
+    return n % 2 ? w[n / 2] : (w[n / 2 - 1] + w[n / 2]) / 2;
 }
 
 int main(int argc, char **argv)
@@ -197,14 +205,26 @@ int main(int argc, char **argv)
             }
         }
     }
-    printf("\nmedians of %d rounds (x: over chunk %llu's)\n%10s %10s %16s %18s\n", rounds,
-           (unsigned long long)chunks[0], "size", "chunk", "bw MB/s", "half RTT us");
+    /* Paired: each round's value over the first chunk's of that round (slow drifts cancel), whose
+       median and range say more than the ratio of the medians. */
+    printf("\nmedians of %d rounds; paired: each round over chunk %llu's in that round, median "
+           "(min..max)\n%10s %10s %8s %20s %10s %20s\n",
+           rounds, (unsigned long long)chunks[0], "size", "chunk", "bw MB/s", "paired",
+           "half RTT us", "paired");
     for (int s = 0; s < nsizes; s++) {
-        double bw0 = median(bw[s][0], rounds), lat0 = median(lat[s][0], rounds);
         for (int c = 0; c < nchunks; c++) {
-            double b = median(bw[s][c], rounds), l = median(lat[s][c], rounds);
-            printf("%10llu %10llu %9.2f (%4.2f) %11.0f (%4.2f)\n", (unsigned long long)sizes[s],
-                   (unsigned long long)chunks[c], b, b / bw0, l, l / lat0);
+            double rb[MAX_ROUNDS], rl[MAX_ROUNDS];
+            for (int r = 0; r < rounds; r++) {
+                rb[r] = bw[s][c][r] / bw[s][0][r];
+                rl[r] = lat[s][c][r] / lat[s][0][r];
+            }
+            double b = median(bw[s][c], rounds, NULL, NULL),
+                   l = median(lat[s][c], rounds, NULL, NULL);
+            double blo, bhi, llo, lhi, mb = median(rb, rounds, &blo, &bhi),
+                                       ml = median(rl, rounds, &llo, &lhi);
+            printf("%10llu %10llu %8.2f %5.2f (%4.2f..%4.2f) %10.0f %5.2f (%4.2f..%4.2f)\n",
+                   (unsigned long long)sizes[s], (unsigned long long)chunks[c], b, mb, blo, bhi, l,
+                   ml, llo, lhi);
         }
     }
     for (int c = 0; c < nchunks; c++) {

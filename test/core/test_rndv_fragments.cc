@@ -23,6 +23,7 @@
 #include "core/core.h"
 #include "counters/shards/shard.h"
 #include "core_fixture.h"
+#include "peer.h"
 #include "ibmsg/ibmsg.h"
 #include "rndv_fixture.h"
 
@@ -144,14 +145,11 @@ constexpr int kTimeout = 10, kRetry = 1, kKeepaliveMs = 300;
 constexpr double kMarginMs = 100;
 constexpr size_t kLen = 16 * kMiB, kKillChunk = 65536; // 256 READs
 
+using core_test::since_ms;
+
 double bound_ms()
 {
-    return kKeepaliveMs * 1.25 + (kRetry + 1) * 4.096e-3 * (1 << kTimeout) + kMarginMs;
-}
-
-double since_ms(std::chrono::steady_clock::time_point t0)
-{
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return core_test::failure_bound_ms(kKeepaliveMs, kRetry, kTimeout, kMarginMs);
 }
 
 const Hints kKillHints = {{"core_rndv_chunk", "65536"},
@@ -232,19 +230,13 @@ TEST_P(RndvPeerKilled, MidTransferSurvivorFailsWithinTheBound)
     ibmsg_context_destroy(probe);
     const char *dev_a = getenv("IBMSG_VM_DEV_A"), *dev_b = getenv("IBMSG_VM_DEV_B");
     ibmsg_oob_t listener;
-    uint16_t port = 0;
     int fds[2];
     ASSERT_EQ(pipe(fds), 0);
-    ASSERT_EQ(ibmsg_oob_listen("127.0.0.1", 0, &listener), IBMSG_OK);
-    ASSERT_EQ(ibmsg_oob_port(listener, &port), IBMSG_OK);
-    fflush(nullptr);
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-        ibmsg_oob_close(listener);
+    pid_t pid = core_test::fork_peer(&listener, [&](uint16_t port) {
         close(fds[0]);
         run_peer(survivor, port, dev_b, fds[1]);
-    }
+    });
+    ASSERT_GE(pid, 0);
     close(fds[1]);
     ASSERT_EQ(fcntl(fds[0], F_SETFL, O_NONBLOCK), 0);
     ibmsg_context_t ctx;
