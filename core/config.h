@@ -77,8 +77,9 @@ extern "C" {
       "registrations the cache keeps at most")                                                   \
     X(reg_cache_max_bytes, "verbs_reg_cache_max_bytes", 1073741824, 4096, 1099511627776,         \
       "bytes of user memory the cache keeps registered at most")                                 \
-    X(rndv_chunk, "core_rndv_chunk", 0, 0, 1073741824,                                           \
-      "largest RDMA READ of the rendezvous protocol; 0: the port's max message size")            \
+    X(rndv_chunk, "core_rndv_chunk", 262144, 0, 1073741824,                                      \
+      "largest RDMA READ of the rendezvous protocol: a message is pulled in READs of this "      \
+      "size, up to verbs_max_rd_atomic in flight; 0: the port's max message size (one READ)")    \
     X(rndv_windows, "core_rndv_windows", 1, 0, 1,                                                \
       "1: rendezvous keys are memory windows over exactly the message (type 2B devices); 0: "    \
       "a registration of exactly the message per transfer")                                      \

@@ -10,9 +10,10 @@
  *                                            message (posted receive, or the unexpected queue
  *                                            until one is posted)
  *                                            register the receive buffer (LOCAL_WRITE);
- *                                            RDMA READ min(length, buffer) bytes in chunks of at
- *                                            most the port's max message size (core_rndv_chunk),
- *                                            at most the QP's max_rd_atomic outstanding
+ *                                            RDMA READ min(length, buffer) bytes in fragments
+ *                                            of core_rndv_chunk (256 KiB; 0: the port's max
+ *                                            message size), up to the QP's max_rd_atomic in
+ *                                            flight, so the fragments of a message overlap
  *                                       <--  FIN {addr, bytes read, key, id} as SEND_WITH_INV of
  *                                            the window key; the receive completes
  *                                            (ERR_TRUNCATED when it did not fit)

@@ -225,9 +225,22 @@ def compare_tables(samples, sizes, env, reps):
     for z in (8, 4096):
         if z in sizes:
             out.append(verdict("latency at %s <= perftest and UCX" % human(z), ge(lat, z, False)))
+    # Issue 27 (large messages): bandwidth at least both tools', half round trip at most UCX's.
+    big27 = [z for z in (1 << 18, 1 << 20, 1 << 22) if z in sizes]
+    lat27 = [z for z in (1 << 16, 1 << 20) if z in sizes]
+    if big27 or lat27:
+        out.append("Targets (issue 27):")
+    if big27:
+        out.append(verdict("bandwidth %s >= perftest and UCX" % ", ".join(map(human, big27)),
+                           sum((ge(bw, z) for z in big27), [])))
+    for z in lat27:
+        out.append(verdict("latency at %s <= UCX" % human(z), ge(lat, z, False)[1:]))
     if any(s["tool"] == "ibmsg_base" for s in samples):
         out.append("")
         out += baseline_table(samples, sizes, env)
+    if any(s["tool"].startswith("ibmsg_c") for s in samples):
+        out.append("")
+        out += chunk_tables(samples, sizes, bw, lat)
     notes = sorted({"%s %s %s: %s" % (s["tool"], s["test"], human(s["size"]), s["note"])
                     for s in samples if not s["valid"]})
     if notes:
@@ -235,6 +248,35 @@ def compare_tables(samples, sizes, env, reps):
         out.append("Runs without a sample (n/a above when no run of a size had one):")
         out += ["  " + n for n in notes]
     return out, bw, lat
+
+
+def chunk_tables(samples, sizes, bw, lat):
+    """ibmsg with each rendezvous READ size (compare --rndv-chunks: tools ibmsg_cC, run with
+    IBMSG_CORE_RNDV_CHUNK=C) next to the default build's settings, perftest and UCX: medians of
+    bandwidth and half round trip, and each over the best of perftest and UCX."""
+    chunks = sorted({int(s["tool"][len("ibmsg_c"):]) for s in samples
+                     if s["tool"].startswith("ibmsg_c")})
+    tools = ["perftest", "ucx", "ibmsg"] + ["ibmsg_c%d" % c for c in chunks]
+    names = ["perftest", "UCX", "ibmsg"] + ["c=" + (human(c) if c else "0 (one READ)").replace(" ", "")
+                                            for c in chunks]
+    out = []
+    for what, d, best in (("Bandwidth MB/s", bw, max), ("Latency us (half round trip)", lat, min)):
+        out.append("%s by rendezvous READ size (core_rndv_chunk c; ibmsg: its default); "
+                   "(x): over the best of perftest and UCX" % what)
+        rows = []
+        for z in sizes:
+            ref = [d[(t, z)] for t in ("perftest", "ucx") if (t, z) in d]
+            ref = best(ref) if ref else None
+            row = [human(z)]
+            for t in tools:
+                v = d.get((t, z))
+                row.append("n/a" if v is None else
+                           fmt(v) + ("" if ref is None or t in ("perftest", "ucx")
+                                     else " (%s)" % ratio(v, ref)))
+            rows.append(row)
+        out += table(rows, ["size"] + names)
+        out.append("")
+    return out[:-1]
 
 
 def baseline_table(samples, sizes, env):

@@ -22,6 +22,7 @@
 #include "core/core.h"
 #include "counters/shards/shard.h"
 #include "core_fixture.h"
+#include "peer.h"
 #include "ibmsg/ibmsg.h"
 
 namespace
@@ -37,15 +38,12 @@ constexpr int kTimeout = 10, kRetry = 1, kKeepaliveMs = 300, kCredits = 16;
 // detections at most 379.7 ms of a 383.4 ms bound (11:16-11:27 UTC 2026-11-26).
 constexpr double kMarginMs = 100;
 
-// The bound of failure.h: keepalive * 5/4 + (retry + 1) * 4.096 us * 2^timeout, plus margin.
+using core_test::since_ms;
+
+// The bound of failure.h for these settings.
 double bound_ms()
 {
-    return kKeepaliveMs * 1.25 + (kRetry + 1) * 4.096e-3 * (1 << kTimeout) + kMarginMs;
-}
-
-double since_ms(std::chrono::steady_clock::time_point t0)
-{
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return core_test::failure_bound_ms(kKeepaliveMs, kRetry, kTimeout, kMarginMs);
 }
 
 uint8_t pattern(uint64_t seed, size_t i)

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""perf/bench/compare_report.py on a results directory of compare --rndv-chunks made here with
+known numbers: the tables by READ size (medians of perftest, UCX, ibmsg and each ibmsg_cC, each
+ibmsg column over the best of perftest and UCX; n/a where every run failed) and the verdicts of
+issue 27's targets."""
+import os
+import sys
+import tempfile
+
+from report_check import expect, row
+import report_check
+
+BW = """ #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
+ %d          64           %.2f               %.2f                 0.000040
+"""
+LAT = """ #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99%% percentile[usec]   99.9%% percentile[usec]
+ %d       8          1.00          99999.00          %.2f          %.2f          1.00          50.00          90.00
+"""
+UCX = """iterations,50.0_percentile_lat,avg_lat,overall_lat,avg_bw,overall_bw,avg_mr,overall_mr
+64,%.3f,1.0,1.0,%.2f,%.2f,40,40
+"""
+TOOLS = ("perftest", "ucx", "ibmsg", "ibmsg_c0", "ibmsg_c131072")
+SIZES = (262144, 1048576)
+# Per tool, repetitions 1..3 (the median is the middle one): bandwidth MB/s, typical latency us.
+MBPS = {"perftest": (10, 12, 11), "ucx": (8, 9, 10), "ibmsg": (12, 13, 14),
+        "ibmsg_c0": (20, 22, 21), "ibmsg_c131072": (5, 6, 7)}
+TYP = {"perftest": (30, 31, 32), "ucx": (40, 41, 42), "ibmsg": (20, 21, 22),
+       "ibmsg_c0": (60, 61, 62), "ibmsg_c131072": (25, 26, 27)}
+
+
+def make(out):
+    os.makedirs(os.path.join(out, "raw"))
+    with open(os.path.join(out, "runs.tsv"), "w") as runs:
+        for rep in (1, 2, 3):
+            for size in SIZES:
+                for tool in TOOLS:
+                    for test in ("bw", "lat"):
+                        f = "raw/r%d_%s_%s_%d" % (rep, tool, test, size)
+                        # At 1 MiB every run of ibmsg_c131072 failed.
+                        status = 1 if (tool, size) == ("ibmsg_c131072", 1048576) else 0
+                        b, t = MBPS[tool][rep - 1], TYP[tool][rep - 1]
+                        with open(os.path.join(out, f + ".client.out"), "w") as o:
+                            if tool == "ucx":
+                                o.write(UCX % (t, b, b))
+                            elif test == "bw":
+                                o.write(BW % (size, b, b))
+                            else:
+                                o.write(LAT % (size, t, t + 1))
+                        if status:
+                            with open(os.path.join(out, f + ".client.err"), "w") as e:
+                                e.write("ibmsg_send_bw: cannot connect\n")
+                        runs.write("%d\t0\t%s\t%s\t%d\t64\t%d\t100\t%s\n"
+                                   % (rep, tool, test, size, status, f))
+    with open(os.path.join(out, "env.txt"), "w") as e:
+        e.write("device rxe0 gid_index 1\nib_active_mtu 4096 (5)\nkernel 6.1\ncpus 2\n")
+
+
+def section(text, title):
+    """The report from the line starting with title on."""
+    at = text.find(title)
+    if at < 0:
+        sys.exit("FAIL: no '%s' in\n%s" % (title, text))
+    return text[at:]
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    out = os.path.join(tmp, "chunks")
+    make(out)
+    text = report_check.report(sys.argv[1], out, "--no-plots")
+    bw = section(text, "Bandwidth MB/s by rendezvous READ size")
+    lat = section(text, "Latency us (half round trip) by rendezvous READ size")
+    head = bw.splitlines()[1].split()
+    expect(head, ["size", "perftest", "UCX", "ibmsg", "c=0(oneREAD)", "c=128KiB"], text)
+    # Over the best of perftest and UCX: the higher bandwidth (perftest's 11), the lower latency
+    # (perftest's 31).
+    expect(row(bw, "256 KiB"),
+           ["11.00", "9.00", "13.00", "(1.18)", "21.00", "(1.91)", "6.00", "(0.55)"], text)
+    expect(row(bw, "1 MiB"), ["11.00", "9.00", "13.00", "(1.18)", "21.00", "(1.91)", "n/a"], text)
+    expect(row(lat, "256 KiB"),
+           ["31.00", "41.00", "21.00", "(0.68)", "61.00", "(1.97)", "26.00", "(0.84)"], text)
+    expect(row(lat, "1 MiB"), ["31.00", "41.00", "21.00", "(0.68)", "61.00", "(1.97)", "n/a"],
+           text)
+    targets = section(text, "Targets (issue 27):")
+    expect(row(targets, "bandwidth 256 KiB, 1 MiB >= perftest and UCX"), ["met"], text)
+    expect(row(targets, "latency at 1 MiB <= UCX"), ["met"], text)
+print("perf_compare_chunks_report: ok")
