@@ -158,21 +158,12 @@ struct Child {
     ibmsg_oob_t listener = nullptr;
 };
 
-// Listens on 127.0.0.1 and forks a peer that runs peer(port): it joins this process
+// A peer forked by core_test::fork_peer (peer.h) that joins this process
 // (core_test::join_parent) and ends with _exit, never returning into the test.
 template <typename Fn> Child start_peer(Fn peer)
 {
     Child c;
-    uint16_t port = 0;
-    EXPECT_EQ(ibmsg_oob_listen("127.0.0.1", 0, &c.listener), IBMSG_OK);
-    EXPECT_EQ(ibmsg_oob_port(c.listener, &port), IBMSG_OK);
-    fflush(nullptr);
-    c.pid = fork();
-    if (c.pid == 0) {
-        ibmsg_oob_close(c.listener);
-        peer(port);
-        _exit(17); // a peer that returned
-    }
+    c.pid = core_test::fork_peer(&c.listener, peer);
     return c;
 }
 
