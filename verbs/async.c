@@ -6,13 +6,24 @@
 
 #include <ibmsg/status.h>
 
+#include "util/compiler.h"
 #include "util/log.h"
+#include "verbs/fault.h"
 #include "verbs/verbs_priv.h"
 
 int verbs_dev_poll_async(verbs_dev_t *dev, verbs_async_event_t *ev)
 {
     struct ibv_async_event e;
 
+    if (util_unlikely(verbs_faults.async_inject != 0)) {
+        /* A test's event of the device's port, as if read. */
+        ev->raw = verbs_faults.async_inject - 1;
+        ev->type = VERBS_ASYNC_ADDRESS;
+        ev->qpn = 0;
+        ev->port = dev->info.port;
+        verbs_faults.async_inject = 0;
+        return 1;
+    }
     /* The fd is non-blocking (verbs_dev_open): EAGAIN means nothing is pending. */
     if (ibv_get_async_event(dev->ctx, &e) != 0) {
         return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : verbs_errno_status(errno);
@@ -50,6 +61,11 @@ int verbs_dev_poll_async(verbs_dev_t *dev, verbs_async_event_t *ev)
         break;
     case IBV_EVENT_DEVICE_FATAL:
         ev->type = VERBS_ASYNC_DEVICE_FATAL;
+        break;
+    case IBV_EVENT_GID_CHANGE:
+    case IBV_EVENT_LID_CHANGE:
+        ev->type = VERBS_ASYNC_ADDRESS;
+        ev->port = (int)e.element.port_num;
         break;
     default:
         ev->type = VERBS_ASYNC_OTHER;
