@@ -3,10 +3,10 @@
  * at the keepalive tick, and by every wakeup of a sleep on the context's fd (core/wait.c), whose
  * epoll set holds the event fd. Each is counted and logged, and the endpoints it concerns fail at
  * once with the device's cause (core_ep_failed says which). The context's port going down or
- * active again and a queue pair in error are also events of their own (core_device_*, after the
- * failures they cause, so endpoints_failed is known); the port's once per change of its state,
- * however often the device repeats a report. Tests feed events through the same dispatch
- * (core_async_inject): Soft-RoCE never reports a queue pair fatal.
+ * active again, a queue pair in error and a change of the port's GID table or LID are also events
+ * of their own (core_device_*, after the failures they cause, so endpoints_failed is known); the
+ * port's once per change of its state, however often the device repeats a report. Tests feed
+ * events through the same dispatch (core_async_inject): Soft-RoCE never reports a queue pair fatal.
  */
 #include "core/core.h"
 #include "util/log.h"
@@ -63,6 +63,28 @@ static void async_port_down(ibmsg_context_t ctx, const verbs_async_event_t *ev)
 }
 
 /*
+ * The port's GID table or LID changed (an IP address added or removed re-indexes a RoCE GID
+ * table; a subnet manager may give the port another LID): new queue pairs take the address
+ * queried now. Connected endpoints keep theirs: their queue pairs hold the old one, and a peer
+ * that can no longer reach it fails them through the transport.
+ */
+static void async_address(ibmsg_context_t ctx, const verbs_async_event_t *ev)
+{
+    int changed = 0;
+
+    core_cnt_inc(ctx->cnt, CNT_CORE_ADDRESS_EVENTS);
+    verbs_dev_refresh_address(ctx->dev, &changed);
+    util_info("%s port %d: %s; new queue pairs take GID index %d, LID %u (%s)",
+              verbs_dev_info(ctx->dev)->name, ev->port, verbs_async_string(ev),
+              verbs_dev_info(ctx->dev)->gid_index, (unsigned)verbs_dev_info(ctx->dev)->lid,
+              changed ? "changed" : "unchanged");
+    if (core_ev_on(core_ev_address_changed)) {
+        core_ev_device_raise(&core_ev_address_changed, ctx, (uint32_t)ev->port, ev->raw,
+                             (uint32_t)changed);
+    }
+}
+
+/*
  * One event, read from the device or injected by a test (core_async_inject): counted, logged, and
  * the endpoints it concerns fail.
  */
@@ -105,6 +127,11 @@ static void async_dispatch(ibmsg_context_t ctx, const verbs_async_event_t *ev)
             if (core_ev_on(core_ev_port_active)) {
                 core_ev_device_raise(&core_ev_port_active, ctx, (uint32_t)ev->port, ev->raw, 0);
             }
+        }
+        break;
+    case VERBS_ASYNC_ADDRESS:
+        if (ev->port == verbs_dev_info(ctx->dev)->port) {
+            async_address(ctx, ev);
         }
         break;
     case VERBS_ASYNC_SRQ_ERR:

@@ -64,6 +64,9 @@ extern "C" {
     X(mtu, "verbs_mtu", 0, 0, 4096,                                                              \
       "largest path MTU in bytes (rounded down to 256, 512, 1024, 2048 or 4096); 0: the "        \
       "active MTU of both ports")                                                                \
+    X(relaxed_ordering, "verbs_relaxed_ordering", 1, 0, 1,                                       \
+      "1: registrations ask for PCIe relaxed ordering (ignored by devices without it); 0: "      \
+      "strict ordering")                                                                         \
     X(max_rd_atomic, "verbs_max_rd_atomic", 16, 1, 16,                                           \
       "RDMA READs in flight per queue pair, each direction, at most (the device's limits and "   \
       "the peer's, exchanged at connection, may lower it)")                                      \

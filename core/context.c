@@ -11,6 +11,17 @@
 /* With a shared receive queue, in chunks of this many (2 MiB of 8 KiB buffers). */
 #define CORE_SRQ_POOL_CHUNK 256
 
+uint64_t core_context_pinned(const struct ibmsg_context_s *ctx, int srq)
+{
+    const verbs_dev_info_t *di = verbs_dev_info(ctx->dev);
+    uint64_t recv = srq ? UTIL_MIN((uint64_t)ctx->cfg.srq_max, (uint64_t)di->max_srq_wr)
+                        : UTIL_MAX((uint64_t)ctx->cfg.credits, (uint64_t)CORE_POOL_CHUNK_MIN);
+    uint64_t send = UTIL_MAX((uint64_t)ctx->cfg.sq_depth, (uint64_t)CORE_POOL_CHUNK_MIN);
+    uint64_t cqes = (uint64_t)verbs_cq_size(ctx->scq) + (uint64_t)verbs_cq_size(ctx->rcq);
+
+    return (recv + send) * ctx->buf_size + cqes * 64;
+}
+
 int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
 {
     verbs_dev_params_t dp;
@@ -41,6 +52,7 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
     dp.port = (int)ctx->cfg.port;
     dp.gid_index = (int)ctx->cfg.gid_index;
     dp.netdev = ctx->cfg.netdev[0] != '\0' ? ctx->cfg.netdev : NULL;
+    dp.relaxed_ordering = (int)ctx->cfg.relaxed_ordering;
     status = verbs_dev_open(&dp, &ctx->dev);
     if (status != IBMSG_OK) {
         goto err_release_config;
@@ -88,11 +100,14 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
     rcp.max_bytes = (uint64_t)ctx->cfg.reg_cache_max_bytes;
     rcp.page_size = 0;
     rcp.check = (int)ctx->cfg.reg_cache_check;
-    if (rcp.enabled && verbs_memlock_limit() / 2 < rcp.max_bytes) {
-        /* Half the locked-memory limit at most: the rest is for pools, mappings and transfers. */
-        rcp.max_bytes = UTIL_MAX(verbs_memlock_limit() / 2, (uint64_t)4096);
-        util_info("registration cache: at most %llu bytes, half of RLIMIT_MEMLOCK (ulimit -l)",
-                  (unsigned long long)rcp.max_bytes);
+    if (rcp.enabled && verbs_memlock_limit() != UINT64_MAX) {
+        uint64_t need = core_context_pinned(ctx, want_srq);
+        rcp.max_bytes = verbs_rcache_memlock_cap(verbs_memlock_limit(), need, rcp.max_bytes);
+        util_info("registration cache: at most %llu KiB: RLIMIT_MEMLOCK (ulimit -l) %llu KiB less "
+                  "%llu KiB this context pins itself (floor %llu KiB)",
+                  (unsigned long long)rcp.max_bytes / 1024,
+                  (unsigned long long)verbs_memlock_limit() / 1024, (unsigned long long)need / 1024,
+                  (unsigned long long)verbs_memlock_limit() / VERBS_RCACHE_MEMLOCK_FLOOR / 1024);
     }
     status = verbs_mr_cache_create(ctx->dev, &rcp, ctx->cnt, &ctx->rcache);
     if (status != IBMSG_OK) {

@@ -548,7 +548,8 @@ static inline void core_wait_block(struct ibmsg_context_s *ctx, core_waiter_t *w
 /* async.c */
 /**
  * Read and handle the device's pending asynchronous events (a syscall each, none blocks): the
- * SRQ limit, QP and CQ errors, the port going down or up. Returns how many were read.
+ * SRQ limit, QP and CQ errors, the port going down or up, its GID table or LID changing.
+ * Returns how many were read.
  */
 int core_async_poll(struct ibmsg_context_s *ctx);
 
@@ -561,6 +562,14 @@ struct ibv_async_event;
  * to report (Soft-RoCE never reports a queue pair fatal); nothing in the library calls it.
  */
 void core_async_inject(struct ibmsg_context_s *ctx, const struct ibv_async_event *e);
+
+/**
+ * The bytes ctx pins itself, whatever it sends (for the registration cache's share of
+ * RLIMIT_MEMLOCK): its receive buffers at their most (the shared receive queue grown to
+ * core_srq_max, or one endpoint's credits without it), one chunk of send buffers, and its CQ
+ * rings (64-byte entries, as mlx5's). Not counted: each endpoint's further buffers and rings.
+ */
+uint64_t core_context_pinned(const struct ibmsg_context_s *ctx, int srq);
 
 /* failure.c */
 /** Set up a new context's keepalive clock from its settings. */

@@ -22,6 +22,7 @@ cnt_event_t core_ev_srq_refilled = CNT_EVENT_INIT;
 cnt_event_t core_ev_port_active = CNT_EVENT_INIT;
 cnt_event_t core_ev_port_down = CNT_EVENT_INIT;
 cnt_event_t core_ev_qp_fatal = CNT_EVENT_INIT;
+cnt_event_t core_ev_address_changed = CNT_EVENT_INIT;
 
 /* Raised inside progress: a callback must not call back into the messaging API. */
 #define CORE_EV_LEVEL IBMSG_T_CB_REQUIRE_MPI_RESTRICTED
@@ -109,6 +110,7 @@ static void events_register_once(void)
                                                       IBMSG_T_UNSIGNED};
     static const char *const port_names[] = {"port", "event_type", "endpoints_failed"};
     static const char *const qp_names[] = {"qpn", "event_type", "endpoints_failed"};
+    static const char *const address_names[] = {"port", "event_type", "changed"};
     ibmsg_t_enum_t cause_enum = IBMSG_T_ENUM_NULL, reason_enum = IBMSG_T_ENUM_NULL;
     int index;
 
@@ -171,6 +173,10 @@ static void events_register_once(void)
                     device_types, qp_names, IBMSG_T_ENUM_NULL,
                     "The device reported a queue pair of the context in error (fatal, request "
                     "or access error): its endpoint fails");
+    event_add_bound(&core_ev_address_changed, "core_device_address_changed", IBMSG_T_BIND_CONTEXT,
+                    "device", 3, device_types, address_names, IBMSG_T_ENUM_NULL,
+                    "The GID table or the LID of the context's port changed: the address new "
+                    "queue pairs take was queried again (changed: 1 when it differs now)");
 }
 
 void core_events_register_once(pthread_once_t *once, void (*register_types)(void))

@@ -37,6 +37,7 @@ extern cnt_event_t core_ev_srq_refilled;
 extern cnt_event_t core_ev_port_active;
 extern cnt_event_t core_ev_port_down;
 extern cnt_event_t core_ev_qp_fatal;
+extern cnt_event_t core_ev_address_changed;
 
 #if IBMSG_HAVE_CORE_EVENTS
 #define core_ev_on(ev)            util_unlikely(cnt_event_listening(&(ev)))
@@ -87,7 +88,8 @@ typedef struct core_ev_srq_elems {
 typedef struct core_ev_device_elems {
     uint32_t id;        /* port events: the port number; qp_fatal: the queue pair's number */
     int32_t event_type; /* the device's enum ibv_event_type value */
-    uint32_t affected;  /* endpoints it failed (port_active has no such element) */
+    uint32_t affected;  /* endpoints it failed (port_active has no such element); address_changed:
+                           1 when the LID or GID new queue pairs take differs now */
 } core_ev_device_elems_t;
 
 /* An endpoint's event state (in struct ibmsg_ep_s). */
@@ -120,7 +122,7 @@ void core_ev_stall_ended_raise(struct ibmsg_ep_s *ep);
 /** ev (core_ev_srq_low or core_ev_srq_refilled) of ctx's shared receive queue. */
 void core_ev_srq_raise(cnt_event_t *ev, struct ibmsg_context_s *ctx, uint32_t posted,
                        uint32_t target, uint32_t count);
-/** ev (core_ev_port_active, _port_down or _qp_fatal) read from ctx's device. */
+/** ev (core_ev_port_active, _port_down, _qp_fatal or _address_changed) from ctx's device. */
 void core_ev_device_raise(cnt_event_t *ev, struct ibmsg_context_s *ctx, uint32_t id, int event_type,
                           uint32_t affected);
 

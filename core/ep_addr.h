@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 /* 2: compact eager messages; 3: limit-sized buffers (wire.h); 4: READ depths */
-#define CORE_EP_ADDR_VERSION 4
+#define CORE_EP_ADDR_VERSION 5
 #define CORE_EP_ADDR_HDR     16
 #define CORE_EP_ADDR_SIZE    (CORE_EP_ADDR_HDR + VERBS_ADDR_PACKED_SIZE)
 

@@ -306,15 +306,26 @@ void core_rndv_stray_invalidation(ibmsg_ep_t ep, uint32_t rkey)
     }
 }
 
-/* The FIN of a send: check it names exactly an outstanding transfer, then end it. */
-static void rndv_fin(ibmsg_ep_t ep, const core_wire_rndv_t *fin, const verbs_wc_t *wc)
+/*
+ * The FIN of a send: check it names exactly an outstanding transfer, then end it. Its
+ * CORE_WIRE_FLAG_INVALIDATED says the peer sent it with invalidate of the window's key: then no
+ * LOCAL_INV (on a window already free it fails, and with it the endpoint), whether or not the
+ * device reported the invalidation (bnxt_re does not set IBV_WC_WITH_INV). A window the device
+ * saw invalidated is reused; one only the peer's word says is freed, as deallocation
+ * invalidates a window whatever its state: a peer claiming an invalidation it did not do keeps
+ * no access.
+ */
+static void rndv_fin(ibmsg_ep_t ep, const core_wire_hdr_t *hdr, const core_wire_rndv_t *fin,
+                     const verbs_wc_t *wc)
 {
     struct ibmsg_request_s **slot = &ep->rndv.tx[fin->id & RNDV_MASK];
     struct ibmsg_request_s *req = *slot;
     int invalidated = (wc->flags & VERBS_WC_INVALIDATED) != 0;
+    int said = (hdr->flags & CORE_WIRE_FLAG_INVALIDATED) != 0;
 
     if (req == NULL || req->rndv.id != fin->id || (uintptr_t)req->buf != fin->addr ||
-        req->rndv.rkey != fin->rkey || fin->length > req->len) {
+        req->rndv.rkey != fin->rkey || fin->length > req->len ||
+        (said && req->rndv.win == NULL)) { /* only a window's key is invalidated */
         rndv_reject(ep, "FIN", fin);
         if (invalidated) {
             core_rndv_stray_invalidation(ep, wc->ex);
@@ -322,12 +333,22 @@ static void rndv_fin(ibmsg_ep_t ep, const core_wire_rndv_t *fin, const verbs_wc_
         return;
     }
     *slot = NULL;
-    if (req->rndv.win == NULL || (invalidated && wc->ex == req->rndv.rkey)) {
-        send_end(ep, req, 1); /* no window, or the FIN killed exactly its key */
+    if (req->rndv.win == NULL) {
+        send_end(ep, req, 1);
+        return;
+    }
+    if (invalidated && wc->ex == req->rndv.rkey) {
+        core_cnt_inc(ep->cnt, CNT_CORE_RNDV_REMOTE_INVALIDATIONS);
+        send_end(ep, req, 1); /* the device saw the FIN kill exactly its key */
         return;
     }
     if (invalidated) {
         core_rndv_stray_invalidation(ep, wc->ex); /* some other key of ours */
+    }
+    if (said) {
+        core_cnt_inc(ep->cnt, CNT_CORE_RNDV_REMOTE_INVALIDATIONS);
+        send_end(ep, req, 0); /* the window is freed, not reused */
+        return;
     }
     /* Not invalidated by the peer: do it here before the send completes. */
     req_fifo_push(&ep->rndv.unbind_head, &ep->rndv.unbind_tail, req);
@@ -374,7 +395,7 @@ int core_rndv_arrival(ibmsg_ep_t ep, const core_wire_hdr_t *hdr, const verbs_wc_
     core_mq_entry_t *e;
 
     if (hdr->type == CORE_WIRE_FIN) {
-        rndv_fin(ep, body, wc);
+        rndv_fin(ep, hdr, body, wc);
         return 0;
     }
     /* An RTS: the next id, of a size the eager protocol would not carry, within the window. */
@@ -581,7 +602,8 @@ void core_rndv_service(ibmsg_ep_t ep)
     }
     while (rv->fin_tail != rv->fin_head && core_ep_can_send(ep)) {
         const core_rndv_fin_t *f = &rv->fin[rv->fin_tail & RNDV_MASK];
-        if (core_ep_post_hdr(ep, CORE_WIRE_FIN, 0, 0, &f->body, sizeof(f->body),
+        if (core_ep_post_hdr(ep, CORE_WIRE_FIN, f->invalidate ? CORE_WIRE_FLAG_INVALIDATED : 0, 0,
+                             &f->body, sizeof(f->body),
                              f->invalidate ? &f->body.rkey : NULL) != IBMSG_OK) {
             break; /* no bounce buffer (retried later) or the endpoint failed */
         }

@@ -15,23 +15,27 @@
  *                                            message size), up to the QP's max_rd_atomic in
  *                                            flight, so the fragments of a message overlap
  *                                       <--  FIN {addr, bytes read, key, id} as SEND_WITH_INV of
- *                                            the window key; the receive completes
+ *                                            the window key (flag INVALIDATED); the receive
+ *                                            completes
  *                                            (ERR_TRUNCATED when it did not fit)
  *   validate the FIN against the
  *   outstanding transfer; the window is
- *   dead if the FIN invalidated exactly
- *   its key, else LOCAL_INV it first;
- *   the send completes
+ *   dead if the FIN says it invalidated
+ *   it (flag INVALIDATED) or the device
+ *   saw it invalidate exactly its key,
+ *   else LOCAL_INV it first; the send
+ *   completes
  *
  * Keys: a peer can read exactly the bytes of a message it was offered, only through its own
  * QP (type 2B windows are bound to the QP), and only until the FIN: the window's key is then
  * dead and the next bind of the same window carries another key. The sender trusts no peer to
- * invalidate: a FIN that did not invalidate the window's key (an old peer, a broken one) costs
- * a local invalidation before the send completes. The registration under the window stays
- * cached, granting no remote access by itself. On a device without type 2 windows, or with
- * core_rndv_windows = 0, each send registers exactly its bytes for remote read and deregisters
- * them after the FIN (no caching of sources). A failed endpoint's QP is in error: no peer
- * reaches its windows, which are freed with the send.
+ * invalidate: a FIN without the INVALIDATED flag (a broken peer) costs a local invalidation
+ * before the send completes, and a FIN with it whose invalidation the device did not report
+ * (bnxt_re never does; or a peer that lied) frees the window rather than reusing it. The
+ * registration under the window stays cached, granting no remote access by itself. On a device
+ * without type 2 windows, or with core_rndv_windows = 0, each send registers exactly its bytes for
+ * remote read and deregisters them after the FIN (no caching of sources). A failed endpoint's QP is
+ * in error: no peer reaches its windows, which are freed with the send.
  *
  * Why READ by the receiver rather than WRITE by the sender: with READ the receiver moves the
  * data when its buffer is known, so an RTS costs one message whether or not a receive is

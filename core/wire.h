@@ -8,7 +8,10 @@
  *           CORE_WIRE_RTS: a rendezvous request-to-send (tagged), CORE_WIRE_FIN: the end of a
  *           rendezvous pull (no tag); both followed by a core_wire_rndv_t (core/rndv.h).
  *   flags   CORE_WIRE_FLAG_WINDOW on an RTS whose key is a memory window (the FIN invalidates
- *           it); every other bit, and every bit on other types, is reserved (0)
+ *           it); CORE_WIRE_FLAG_INVALIDATED on a FIN sent with invalidate of that key (a
+ *           SEND_WITH_INV: the sender need not, and must not, invalidate it again, and need not
+ *           trust its device to report the invalidation: bnxt_re does not set IBV_WC_WITH_INV);
+ *           every other bit, and every bit on other types, is reserved (0)
  *   credits receive buffers the sender has reposted since its last return (piggy-backed)
  *   seq     per-connection message number, every message counts; RC delivers in order, so a
  *           gap or repeat is corruption
@@ -46,8 +49,17 @@ enum {
 };
 
 enum {
-    CORE_WIRE_FLAG_WINDOW = 1u << 0,
+    CORE_WIRE_FLAG_WINDOW = 1u << 0,      /* RTS only */
+    CORE_WIRE_FLAG_INVALIDATED = 1u << 1, /* FIN only */
 };
+
+/* The flags a header of type may carry. */
+static inline uint8_t core_wire_flags_allowed(uint8_t type)
+{
+    return type == CORE_WIRE_RTS   ? (uint8_t)CORE_WIRE_FLAG_WINDOW
+           : type == CORE_WIRE_FIN ? (uint8_t)CORE_WIRE_FLAG_INVALIDATED
+                                   : 0;
+}
 
 #define CORE_WIRE_IMM_COMPACT       (1u << 31)
 #define CORE_WIRE_IMM_CREDITS_SHIFT 23
@@ -153,8 +165,7 @@ static inline core_wire_check_t core_wire_validate(const core_wire_hdr_t *hdr, u
     if (util_unlikely(hdr->type < CORE_WIRE_EAGER || hdr->type > CORE_WIRE_FIN)) {
         return CORE_WIRE_BAD_TYPE;
     }
-    if (util_unlikely((hdr->flags & ~(hdr->type == CORE_WIRE_RTS ? CORE_WIRE_FLAG_WINDOW : 0)) !=
-                          0 ||
+    if (util_unlikely((hdr->flags & ~core_wire_flags_allowed(hdr->type)) != 0 ||
                       hdr->reserved != 0)) {
         return CORE_WIRE_BAD_FLAGS;
     }

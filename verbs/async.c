@@ -6,7 +6,9 @@
 
 #include <ibmsg/status.h>
 
+#include "util/compiler.h"
 #include "util/log.h"
+#include "verbs/fault.h"
 #include "verbs/verbs_priv.h"
 
 void verbs_async_translate(const struct ibv_async_event *e, verbs_async_event_t *ev)
@@ -44,6 +46,11 @@ void verbs_async_translate(const struct ibv_async_event *e, verbs_async_event_t 
         break;
     case IBV_EVENT_DEVICE_FATAL:
         ev->type = VERBS_ASYNC_DEVICE_FATAL;
+        break;
+    case IBV_EVENT_GID_CHANGE:
+    case IBV_EVENT_LID_CHANGE:
+        ev->type = VERBS_ASYNC_ADDRESS;
+        ev->port = (int)e->element.port_num;
         break;
     default:
         ev->type = VERBS_ASYNC_OTHER;

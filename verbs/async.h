@@ -25,6 +25,7 @@ typedef enum verbs_async_type {
     VERBS_ASYNC_PORT_DOWN,    /* a port left the ACTIVE state: port names it */
     VERBS_ASYNC_PORT_UP,      /* a port became ACTIVE: port names it */
     VERBS_ASYNC_DEVICE_FATAL, /* the device failed: nothing on it works any more */
+    VERBS_ASYNC_ADDRESS,      /* a port's GID table or LID changed: port names it */
 } verbs_async_type_t;
 
 typedef struct verbs_async_event {

@@ -9,6 +9,7 @@
 
 #include "util/compiler.h"
 #include "util/log.h"
+#include "verbs/fault.h"
 #include "verbs/verbs_priv.h"
 
 UTIL_STATIC_ASSERT((int)VERBS_WC_SUCCESS == (int)IBV_WC_SUCCESS &&
@@ -47,6 +48,9 @@ int verbs_cq_create(verbs_dev_t *dev, int cqe, verbs_cq_t **cq_p)
            bit 2 reads IBV_WC_IP_CSUM_OK (seen on Debian 12's 6.1 kernel). It never sets the
            checksum flag itself, so on rxe either bit means an invalidation. */
         cq->inv_flags |= IBV_WC_IP_CSUM_OK;
+    }
+    if (verbs_faults.wc_hide_invalidation) {
+        cq->inv_flags = 0;
     }
     *cq_p = cq;
     return IBMSG_OK;

@@ -463,6 +463,10 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
     }
     dev->ctx = ctx;
     dev->info = info;
+    dev->info.relaxed_ordering = params->relaxed_ordering != 0;
+    dev->inline_max = UINT32_MAX; /* not known until a QP creation refuses some */
+    dev->gid_default = params->gid_index < 0 && info.gid_index >= 0;
+    dev->gid_ifindex = ifindex;
     dev->pd = ibv_alloc_pd(ctx);
     if (dev->pd == NULL) {
         status = verbs_errno_status(errno);
@@ -539,6 +543,47 @@ void verbs_dev_close(verbs_dev_t *dev)
     }
     ibv_close_device(dev->ctx);
     free(dev);
+}
+
+int verbs_dev_refresh_address(verbs_dev_t *dev, int *changed)
+{
+    verbs_dev_info_t *info = &dev->info;
+    struct ibv_port_attr pa;
+    union ibv_gid gid;
+    int index = info->gid_index;
+
+    *changed = 0;
+    if (ibv_query_port(dev->ctx, info->port, &pa) != 0) {
+        util_warn("%s port %u: query failed after an address change: %s", info->name,
+                  (unsigned)info->port, strerror(errno));
+        return verbs_errno_status(errno);
+    }
+    if (pa.lid != info->lid) {
+        util_warn("%s port %u: LID %u is now %u (new queue pairs)", info->name,
+                  (unsigned)info->port, (unsigned)info->lid, (unsigned)pa.lid);
+        info->lid = pa.lid;
+        *changed = 1;
+    }
+    if (info->gid_index < 0) {
+        return IBMSG_OK; /* IB: LID routing */
+    }
+    if (dev->gid_default) {
+        index = roce_default_gid(dev->ctx, info->port, pa.gid_tbl_len, dev->gid_ifindex);
+    }
+    if (index < 0 || ibv_query_gid(dev->ctx, info->port, index, &gid) != 0 || gid_is_zero(&gid)) {
+        util_warn("%s port %u: no usable GID after a GID table change (index %d): new queue "
+                  "pairs keep GID index %d",
+                  info->name, (unsigned)info->port, index, info->gid_index);
+        return IBMSG_ERR_NO_DEVICE;
+    }
+    if (index != info->gid_index || memcmp(gid.raw, info->gid, sizeof(info->gid)) != 0) {
+        util_warn("%s port %u: GID index %d is now %d (new queue pairs)", info->name,
+                  (unsigned)info->port, info->gid_index, index);
+        info->gid_index = index;
+        memcpy(info->gid, gid.raw, sizeof(info->gid));
+        *changed = 1;
+    }
+    return IBMSG_OK;
 }
 
 const verbs_dev_info_t *verbs_dev_info(const verbs_dev_t *dev)

@@ -17,10 +17,11 @@ typedef struct verbs_dev verbs_dev_t;
 
 /* What to open. NULL / 0 / -1 mean "choose": see verbs_dev_open. */
 typedef struct verbs_dev_params {
-    const char *name;   /* device name such as "rxe0", or NULL for any */
-    int port;           /* 1-based port number, or 0 for the first ACTIVE port */
-    int gid_index;      /* GID table index, or -1: RoCE v2 IPv4-mapped on Ethernet, 0 on IB */
-    const char *netdev; /* RoCE: only GIDs of this network interface (gid_index -1), or NULL */
+    const char *name;     /* device name such as "rxe0", or NULL for any */
+    int port;             /* 1-based port number, or 0 for the first ACTIVE port */
+    int gid_index;        /* GID table index, or -1: RoCE v2 IPv4-mapped on Ethernet, 0 on IB */
+    const char *netdev;   /* RoCE: only GIDs of this network interface (gid_index -1), or NULL */
+    int relaxed_ordering; /* 1: registrations ask for relaxed ordering (verbs/register.c) */
 } verbs_dev_params_t;
 
 /* What was opened. */
@@ -44,6 +45,7 @@ typedef struct verbs_dev_info {
     uint8_t mw_type2;          /* type 2B memory windows that can be allocated (verbs/mw.h) */
     uint8_t atomic_cap;        /* VERBS_ATOMIC_*: what 64-bit remote atomics are atomic against */
     uint32_t vendor_id;
+    uint8_t relaxed_ordering; /* registrations ask for relaxed ordering (asked, not refused) */
 } verbs_dev_info_t;
 
 /* verbs_dev_info_t.atomic_cap (ibv_atomic_cap): none, atomic against other atomics through this
@@ -102,6 +104,14 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p);
 
 /** Release the protection domain and close the device. NULL is ignored. */
 void verbs_dev_close(verbs_dev_t *dev);
+
+/**
+ * Query dev's port again after an address event: its LID and the GID new queue pairs take (the
+ * one the device was opened with: by index, or, chosen by default, chosen again the same way,
+ * as an address change re-indexes the table). *changed: whether either differs now. A port
+ * with no usable GID left keeps the old one (logged).
+ */
+int verbs_dev_refresh_address(verbs_dev_t *dev, int *changed);
 
 /** The attributes of an opened device port (valid until verbs_dev_close). */
 const verbs_dev_info_t *verbs_dev_info(const verbs_dev_t *dev);

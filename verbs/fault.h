@@ -25,6 +25,11 @@ typedef struct verbs_faults {
     uint32_t post_count;   /* ...this many more times... */
     int post_errno;        /* ...with this errno, as ibv_post_send returns it */
     uint32_t post_refused; /* posts refused so far */
+    int relaxed_ordering_errno;        /* registrations asking for relaxed ordering fail so */
+    uint32_t relaxed_ordering_refused; /* registrations refused so far for relaxed ordering */
+    uint32_t qp_inline_max; /* ibv_create_qp fails with EINVAL asking more inline bytes; 0: never */
+    uint32_t qp_refused;    /* queue pair creations refused so far */
+    int wc_hide_invalidation; /* CQs created now never report IBV_WC_WITH_INV (as bnxt_re) */
 } verbs_faults_t;
 
 /* Zero: no fault. */

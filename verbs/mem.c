@@ -28,7 +28,7 @@ int verbs_mem_reg(verbs_dev_t *dev, void *addr, size_t len, unsigned access, ver
     if (access & VERBS_MEM_REMOTE_ATOMIC) {
         flags |= IBV_ACCESS_REMOTE_ATOMIC;
     }
-    mr = ibv_reg_mr(dev->pd, addr, len, flags);
+    mr = verbs_register(dev, addr, len, (unsigned)flags);
     if (mr == NULL) {
         int err = errno;
         char hint[256];

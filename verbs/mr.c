@@ -28,7 +28,7 @@ static int mr_reg(void *arg, uintptr_t addr, size_t len, unsigned access, void *
     int flags = ((access & VERBS_ACCESS_LOCAL_WRITE) ? IBV_ACCESS_LOCAL_WRITE : 0) |
                 ((access & VERBS_ACCESS_REMOTE_READ) ? IBV_ACCESS_REMOTE_READ : 0) |
                 ((access & VERBS_ACCESS_MW_BIND) ? IBV_ACCESS_MW_BIND : 0);
-    struct ibv_mr *mr = ibv_reg_mr(a->dev->pd, (void *)addr, len, flags);
+    struct ibv_mr *mr = verbs_register(a->dev, (void *)addr, len, (unsigned)flags);
 
     if (mr == NULL) {
         int err = errno;

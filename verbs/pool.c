@@ -42,7 +42,7 @@ static int pool_add_chunk(verbs_pool_t *pool)
         status = IBMSG_ERR_NO_MEMORY;
         goto err_free;
     }
-    chunk->mr = ibv_reg_mr(pool->dev->pd, chunk->mem, bytes, IBV_ACCESS_LOCAL_WRITE);
+    chunk->mr = verbs_register(pool->dev, chunk->mem, bytes, IBV_ACCESS_LOCAL_WRITE);
     if (chunk->mr == NULL) {
         int err = errno;
         /* Out of registrations (device limit, cgroup rdma.max, or RLIMIT_MEMLOCK): a resource,

@@ -36,6 +36,62 @@ static uint8_t verbs_qp_rd_atom(uint32_t dev_max, uint32_t asked)
     return (uint8_t)UTIL_MAX(1u, UTIL_MIN(dev_max, cap));
 }
 
+/* One ibv_create_qp with sge send elements and inline bytes; init->cap is what was granted. */
+static struct ibv_qp *qp_try(verbs_dev_t *dev, struct ibv_qp_init_attr *init,
+                             const verbs_qp_params_t *params, uint32_t sge, uint32_t inline_bytes)
+{
+    init->cap.max_send_wr = params->sq_depth;
+    init->cap.max_recv_wr = params->rq_depth;
+    init->cap.max_send_sge = sge;
+    init->cap.max_recv_sge = params->srq != NULL ? 0 : 1;
+    init->cap.max_inline_data = inline_bytes;
+    if (verbs_faults.qp_inline_max != 0 && inline_bytes > verbs_faults.qp_inline_max) {
+        verbs_faults.qp_refused++; /* as a device with a lower limit refuses */
+        errno = EINVAL;
+        return NULL;
+    }
+    return ibv_create_qp(dev->pd, init);
+}
+
+/* The QP with the most inline bytes, at most top, that the device takes, found by bisection
+ * (halving what was refused would miss a limit in between: 512 asked of a device taking 300
+ * got 256, not 300); *taken is what it was asked, init->cap what was granted. NULL with errno:
+ * none fits, or another error than EINVAL. */
+static struct ibv_qp *qp_try_largest_inline(verbs_dev_t *dev, struct ibv_qp_init_attr *init,
+                                            const verbs_qp_params_t *params, uint32_t sge,
+                                            int64_t top, uint32_t *taken)
+{
+    struct ibv_qp *best = NULL, *qp;
+    struct ibv_qp_cap best_cap = {0};
+    int64_t lo = 0, hi = top;
+    int err = EINVAL;
+
+    while (lo <= hi) {
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        qp = qp_try(dev, init, params, sge, (uint32_t)mid);
+        if (qp != NULL) {
+            if (best != NULL) {
+                ibv_destroy_qp(best);
+            }
+            best = qp;
+            best_cap = init->cap;
+            *taken = (uint32_t)mid;
+            lo = mid + 1;
+        } else if (errno == EINVAL) {
+            hi = mid - 1;
+        } else {
+            err = errno;
+            break;
+        }
+    }
+    if (best == NULL) {
+        errno = err;
+        return NULL;
+    }
+    init->cap = best_cap;
+    return best;
+}
+
 int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
                     const verbs_qp_params_t *params, verbs_qp_t **qp_p)
 {
@@ -44,6 +100,7 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     /* Messages take 2 (header, payload); vector operations up to VERBS_QP_SGE_MAX. */
     uint32_t sge = UTIL_MAX(2u, UTIL_MIN(dev != NULL ? dev->info.max_sge : 2u, VERBS_QP_SGE_MAX));
     verbs_qp_t *qp;
+    uint32_t inline_asked;
     int status;
 
     if (dev == NULL || send_cq == NULL || recv_cq == NULL || params == NULL || qp_p == NULL ||
@@ -59,29 +116,26 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     init.recv_cq = recv_cq->cq;
     init.qp_type = IBV_QPT_RC;
     init.sq_sig_all = 0; /* selective signalling */
-    init.cap.max_send_wr = params->sq_depth;
-    init.cap.max_recv_wr = params->rq_depth;
-    init.cap.max_send_sge = sge;
-    init.cap.max_recv_sge = params->srq != NULL ? 0 : 1;
-    init.cap.max_inline_data = params->max_inline;
     init.srq = params->srq != NULL ? params->srq->srq : NULL;
-    qp->qp = ibv_create_qp(dev->pd, &init);
-    /* max_inline and the gather elements are wishes: devices refuse more than they support
-     * (rxe: 512 inline bytes; a provider whose max_sge is its receive limit may take fewer
-     * send elements), so ask for less inline until one fits, and should none, again with the
-     * 2 elements messages need (vector operations then take more work requests). */
-    while (qp->qp == NULL && errno == EINVAL && (init.cap.max_inline_data > 0 || sge > 2)) {
-        if (init.cap.max_inline_data > 0) {
-            init.cap.max_inline_data /= 2;
-        } else {
+    /* Inline bytes are a wish: devices refuse more than they take (rxe: 512), and none says how
+     * many it takes. Once found, the device's limit is asked for directly. */
+    inline_asked = UTIL_MIN(params->max_inline, dev->inline_max);
+    qp->qp = qp_try(dev, &init, params, sge, inline_asked);
+    if (qp->qp == NULL && errno == EINVAL) {
+        /* The largest inline size the device takes; should none fit, again with the 2
+         * elements messages need (a provider whose max_sge is its receive limit may take fewer
+         * send elements; vector operations then take more work requests). */
+        uint32_t taken = 0;
+        qp->qp = qp_try_largest_inline(dev, &init, params, sge, (int64_t)inline_asked - 1, &taken);
+        if (qp->qp == NULL && errno == EINVAL && sge > 2) {
             sge = 2;
-            init.cap.max_inline_data = params->max_inline;
+            qp->qp = qp_try_largest_inline(dev, &init, params, sge, inline_asked, &taken);
         }
-        init.cap.max_send_wr = params->sq_depth;
-        init.cap.max_recv_wr = params->rq_depth;
-        init.cap.max_send_sge = sge;
-        init.cap.max_recv_sge = params->srq != NULL ? 0 : 1;
-        qp->qp = ibv_create_qp(dev->pd, &init);
+        if (qp->qp != NULL) {
+            dev->inline_max = taken;
+            util_info("%s: queue pairs take at most %u inline bytes (%u asked), %u send elements",
+                      dev->info.name, taken, inline_asked, sge);
+        }
     }
     if (qp->qp == NULL) {
         int err = errno;

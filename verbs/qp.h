@@ -89,7 +89,8 @@ enum {
 /**
  * Create an RC QP on dev with the given CQs and move it to INIT (so receives can be posted
  * before it is connected). Up to 2 send SGEs. params->max_inline is a wish: when the device
- * refuses it, smaller values are tried (verbs_qp_caps gives what was granted). Returns IBMSG_OK
+ * refuses it, the largest size it takes is found (by bisection, logged at info) and asked for
+ * directly by the device's later QPs (verbs_qp_caps gives what was granted). Returns IBMSG_OK
  * or an error (logged).
  */
 int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,

@@ -459,6 +459,22 @@ void verbs_rcache_invalidate(verbs_rcache_t *rc, const void *addr, size_t len)
     invalidate_range(rc, (uintptr_t)addr, (uintptr_t)addr + len);
 }
 
+uint64_t verbs_rcache_max_bytes(const verbs_rcache_t *rc)
+{
+    return rc->p.max_bytes;
+}
+
+uint64_t verbs_rcache_memlock_cap(uint64_t limit, uint64_t need, uint64_t max_bytes)
+{
+    uint64_t floor = UTIL_MAX(limit / VERBS_RCACHE_MEMLOCK_FLOOR, (uint64_t)4096);
+    uint64_t left = limit > need ? limit - need : 0;
+
+    if (limit == UINT64_MAX) {
+        return max_bytes;
+    }
+    return UTIL_MIN(max_bytes, UTIL_MAX(left, floor));
+}
+
 void verbs_rcache_usage(const verbs_rcache_t *rc, uint32_t *entries, uint64_t *bytes)
 {
     if (entries != NULL) {

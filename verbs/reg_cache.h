@@ -168,6 +168,21 @@ void verbs_rcache_invalidate(verbs_rcache_t *rc, const void *addr, size_t len);
 /** Cached entries now and their registered bytes (for tests and logs). */
 void verbs_rcache_usage(const verbs_rcache_t *rc, uint32_t *entries, uint64_t *bytes);
 
+/** The bytes the cache keeps registered at most (its max_bytes as created). */
+uint64_t verbs_rcache_max_bytes(const verbs_rcache_t *rc);
+
+/* The least share of the locked-memory limit the cache keeps: 1/VERBS_RCACHE_MEMLOCK_FLOOR. */
+#define VERBS_RCACHE_MEMLOCK_FLOOR 8
+
+/**
+ * The cache's byte limit under a locked-memory limit (RLIMIT_MEMLOCK; UINT64_MAX: none):
+ * max_bytes, at most what the limit leaves beside need, the bytes the context pins itself
+ * (buffer pools at their largest, rings), and at least the floor, 1/VERBS_RCACHE_MEMLOCK_FLOOR
+ * of the limit (4096 bytes at the least). A context whose own needs leave less lives on the
+ * floor and on the eviction when a registration is refused.
+ */
+uint64_t verbs_rcache_memlock_cap(uint64_t limit, uint64_t need, uint64_t max_bytes);
+
 #ifdef __cplusplus
 }
 #endif

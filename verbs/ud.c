@@ -108,7 +108,7 @@ int verbs_ud_create(verbs_dev_t *dev, uint32_t nrecv, uint32_t nsend, verbs_ud_t
         goto err_free;
     }
     memset(ud->mem, 0, bytes);
-    ud->mr = ibv_reg_mr(dev->pd, ud->mem, bytes, IBV_ACCESS_LOCAL_WRITE);
+    ud->mr = verbs_register(dev, ud->mem, bytes, IBV_ACCESS_LOCAL_WRITE);
     if (ud->mr == NULL) {
         status = verbs_errno_status(errno);
         util_error("%s: ud slots: ibv_reg_mr(%zu bytes) failed: %s", dev->info.name, bytes,

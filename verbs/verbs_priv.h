@@ -12,6 +12,9 @@ struct verbs_dev {
     struct ibv_pd *pd;
     struct ibv_comp_channel *chan; /* every CQ's events (verbs/notify.h); fd non-blocking */
     verbs_dev_info_t info;
+    uint32_t inline_max;  /* inline bytes its QPs take at most, once a creation found it (qp.c) */
+    int gid_default;      /* the GID was chosen by default (RoCE, gid_index -1): choose again */
+    unsigned gid_ifindex; /* ...among the GIDs of this interface (verbs_netdev), or 0: any */
 };
 
 /*
@@ -83,6 +86,10 @@ int verbs_qp_post_wr(verbs_qp_t *qp, struct ibv_send_wr *wr, const char *what);
 /* Hold wr for the next doorbell when flags has VERBS_SEND_DEFER (and the QP holds sends), else
  * post it now behind the held ones. */
 int verbs_qp_submit_wr(verbs_qp_t *qp, struct ibv_send_wr *wr, unsigned flags, const char *what);
+
+/* ibv_reg_mr of [addr, addr + len) with access (IBV_ACCESS_*), with relaxed ordering where the
+ * device's info asks for it (register.c). NULL with errno as ibv_reg_mr. */
+struct ibv_mr *verbs_register(verbs_dev_t *dev, void *addr, size_t len, unsigned access);
 
 /* Convert an errno value from libibverbs to a status, once, at this boundary. */
 int verbs_errno_status(int err);

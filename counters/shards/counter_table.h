@@ -130,6 +130,9 @@
     X(CORE_RNDV_LOCAL_INVALIDATIONS, "core_rndv_local_invalidations", COUNTER, ENDPOINT,           \
       TUNER_DETAIL, "rendezvous",                                                                  \
       "Windows invalidated here after the FIN, as the FIN did not invalidate them (SEND_WITH_INV)") \
+    X(CORE_RNDV_REMOTE_INVALIDATIONS, "core_rndv_remote_invalidations", COUNTER, ENDPOINT,         \
+      TUNER_DETAIL, "rendezvous",                                                                  \
+      "Windows the receiver's FIN invalidated (sent with invalidate, flagged): none invalidated here") \
     X(CORE_RNDV_REGISTERED_SENDS, "core_rndv_registered_sends", COUNTER, ENDPOINT, TUNER_BASIC,    \
       "rendezvous", "Rendezvous sends whose key was a registration of exactly the message, not a " \
       "window: no usable windows (device, core_rndv_windows) or none could be had for it")       \
@@ -218,7 +221,10 @@
     X(CORE_ASYNC_EVENTS, "core_async_events", COUNTER, CONTEXT, USER_BASIC, "core",                \
       "Asynchronous events of the device read (port down or up, QP fatal, SRQ limit, ...)")        \
     X(CORE_PORT_DOWN_EVENTS, "core_port_down_events", COUNTER, CONTEXT, USER_BASIC, "core",        \
-      "Times the context's port went down (IBV_EVENT_PORT_ERR): endpoints with traffic failed")
+      "Times the context's port went down (IBV_EVENT_PORT_ERR): endpoints with traffic failed")  \
+    X(CORE_ADDRESS_EVENTS, "core_address_events", COUNTER, CONTEXT, USER_BASIC, "core",            \
+      "GID table or LID changes of the context's port (IBV_EVENT_GID_CHANGE, _LID_CHANGE): the "  \
+      "address of new queue pairs queried again")
 /* clang-format on */
 
 #endif

@@ -411,10 +411,11 @@ IBMSG_API int ibmsg_t_event_get_source(ibmsg_t_event_instance_t event_instance, 
  * The device's asynchronous events (category device), bound to the context whose device and port
  * raised them (IBMSG_T_BIND_CONTEXT); event_type is the device's enum ibv_event_type value
  * (<infiniband/verbs.h>: IBV_EVENT_PORT_ACTIVE 9, IBV_EVENT_PORT_ERR 10, IBV_EVENT_QP_FATAL 1,
- * IBV_EVENT_QP_REQ_ERR 2, IBV_EVENT_QP_ACCESS_ERR 3). qp_fatal once per event the device
- * reports; the port's once per change of its state: port_down once per loss (Soft-RoCE reports
- * a port error for the carrier's loss and again for the link going down), port_active once per
- * return (Soft-RoCE reports a return twice):
+ * IBV_EVENT_QP_REQ_ERR 2, IBV_EVENT_QP_ACCESS_ERR 3, IBV_EVENT_LID_CHANGE 11,
+ * IBV_EVENT_GID_CHANGE 18). qp_fatal and address_changed once per event the device reports; the
+ * port's once per change of its state: port_down once per loss (Soft-RoCE reports a port error
+ * for the carrier's loss and again for the link going down), port_active once per return
+ * (Soft-RoCE reports a return twice):
  *
  *   core_device_port_active (the context's port became active again after a port error):
  *                       port: UNSIGNED, event_type: INT
@@ -424,6 +425,11 @@ IBMSG_API int ibmsg_t_event_get_source(ibmsg_t_event_instance_t event_instance, 
  *   core_device_qp_fatal (the device put a queue pair of the context in error). qpn: UNSIGNED,
  *                       event_type: INT, endpoints_failed: UNSIGNED (1 when it was a connected
  *                       endpoint's, which fails with cause qp_fatal; else 0)
+ *   core_device_address_changed (the GID table or the LID of the context's port changed: an IP
+ *                       address added to or removed from a RoCE interface, a new LID from the
+ *                       subnet manager). The GID and LID new queue pairs take are queried again;
+ *                       connected endpoints keep theirs. port: UNSIGNED, event_type: INT,
+ *                       changed: UNSIGNED (1 when the address new queue pairs take differs now)
  *
  * Events of the job layer (category wireup, under world): the on-demand connection manager's
  * handshakes (world_wireup, the default under PMIx). Bound to the endpoint to the peer rank

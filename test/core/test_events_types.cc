@@ -101,6 +101,13 @@ const std::vector<TypeDesc> &expected()
           {"event_type", IBMSG_T_INT, offsetof(core_ev_device_elems_t, event_type)},
           {"endpoints_failed", IBMSG_T_UNSIGNED, offsetof(core_ev_device_elems_t, affected)}},
          IBMSG_T_BIND_CONTEXT},
+        {"core_device_address_changed",
+         "device",
+         nullptr,
+         {{"port", IBMSG_T_UNSIGNED, offsetof(core_ev_device_elems_t, id)},
+          {"event_type", IBMSG_T_INT, offsetof(core_ev_device_elems_t, event_type)},
+          {"changed", IBMSG_T_UNSIGNED, offsetof(core_ev_device_elems_t, affected)}},
+         IBMSG_T_BIND_CONTEXT},
     };
     return types;
 }

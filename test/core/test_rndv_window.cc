@@ -34,11 +34,15 @@ struct WindowTest : core_test::PairTest {
     ibmsg_request_t sreq = IBMSG_REQUEST_NULL;
 
     bool need_windows = true; // skip where the device has none (the fault tests need none)
+    core_test::InfoFn hints;  // a test's own hints besides core_rndv_windows
 
     void open(const char *windows = "1")
     {
-        open_pair([windows](ibmsg_info_t info) {
+        open_pair([this, windows](ibmsg_info_t info) {
             ibmsg_info_set_string(info, "core_rndv_windows", windows);
+            if (hints) {
+                hints(info);
+            }
         });
         if (IsSkipped() || HasFatalFailure()) {
             return;
@@ -63,6 +67,16 @@ struct WindowTest : core_test::PairTest {
         }
         msg = out.data() + 100;
         ASSERT_EQ(ibmsg_mem_map(ctx, in.data(), in.size(), 0, &lmem), IBMSG_OK);
+    }
+    // The context and its mapping go, for a test that opens another.
+    void close()
+    {
+        if (lmem != IBMSG_MEM_NULL) {
+            EXPECT_EQ(ibmsg_mem_unmap(lmem), IBMSG_OK);
+            lmem = IBMSG_MEM_NULL;
+        }
+        EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
+        ctx = IBMSG_CONTEXT_NULL;
     }
     void TearDown() override
     {
@@ -118,6 +132,16 @@ struct WindowTest : core_test::PairTest {
         ASSERT_EQ(ibmsg_tag_isend(a, msg, len, tag, &sreq), IBMSG_OK);
         progress_until([&] { return cnt(CNT_CORE_UNEXPECTED_RECVQ) == before + 1; });
         ASSERT_EQ(sreq->rndv.active, 1);
+    }
+    // b answers the outstanding send with a FIN of its own making, with flags, as a plain SEND
+    // (no invalidation): what a broken or lying peer sends.
+    core_wire_rndv_t forge_fin(uint8_t flags)
+    {
+        const core_wire_rndv_t fin{uintptr_t(msg), len, sreq->rndv.rkey, sreq->rndv.id};
+        progress_until([&] { return core_ep_can_send(b); });
+        EXPECT_EQ(core_ep_post_hdr(b, CORE_WIRE_FIN, flags, 0, &fin, sizeof(fin), nullptr),
+                  IBMSG_OK);
+        return fin;
     }
     // b receives it: both sides complete, the bytes arrive.
     void receive(uint64_t tag)
@@ -231,6 +255,8 @@ TEST_F(WindowTest, KeyDiesWithTheTransfer)
     const uint32_t key = sreq->rndv.rkey;
     receive(1);
     EXPECT_EQ(cnt(CNT_CORE_RNDV_LOCAL_INVALIDATIONS), 0u) << "the FIN invalidated the window";
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REMOTE_INVALIDATIONS), 1u);
+    EXPECT_NE(a->rndv.win_free, nullptr) << "the device saw it: the window is kept for reuse";
     send_outstanding(2);
     const uint32_t key2 = sreq->rndv.rkey;
     EXPECT_NE(key2, key);
@@ -238,6 +264,7 @@ TEST_F(WindowTest, KeyDiesWithTheTransfer)
     receive(2);
     EXPECT_EQ(cnt(CNT_CORE_RNDV_WINDOWS_BOUND), 2u);
     EXPECT_EQ(cnt(CNT_CORE_RNDV_LOCAL_INVALIDATIONS), 0u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REMOTE_INVALIDATIONS), 2u);
     EXPECT_EQ(cnt(CNT_CORE_RNDV_REJECTED), 0u);
     EXPECT_GE(cnt(CNT_VERBS_REG_CACHE_HITS), 1u) << "the source registration stays cached";
     EXPECT_EQ(read(uintptr_t(msg), len, key), IBMSG_ERR_ACCESS);
@@ -252,12 +279,143 @@ TEST_F(WindowTest, FinWithoutInvalidationIsInvalidatedLocally)
         return;
     }
     send_outstanding(1);
-    const core_wire_rndv_t fin{uintptr_t(msg), len, sreq->rndv.rkey, sreq->rndv.id};
-    progress_until([&] { return core_ep_can_send(b); });
-    ASSERT_EQ(core_ep_post_msg(b, CORE_WIRE_FIN, 0, &fin, sizeof(fin)), IBMSG_OK);
+    const core_wire_rndv_t fin = forge_fin(0);
     ASSERT_EQ(ibmsg_request_wait(&sreq, nullptr), IBMSG_OK);
     EXPECT_EQ(cnt(CNT_CORE_RNDV_LOCAL_INVALIDATIONS), 1u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REMOTE_INVALIDATIONS), 0u);
     EXPECT_EQ(read(uintptr_t(msg), len, fin.rkey), IBMSG_ERR_ACCESS);
+}
+
+// A device that invalidates without saying so (bnxt_re sets no IBV_WC_WITH_INV; injected here):
+// the FIN's INVALIDATED flag decides. No LOCAL_INV (on an already free window it would fail the
+// endpoint); the window is freed rather than reused, since only the peer's word says it is free.
+TEST_F(WindowTest, FinSentWithInvalidateIsBelievedWhereTheDeviceDoesNotSaySo)
+{
+    verbs_faults.wc_hide_invalidation = 1;
+    open();
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    uint32_t key = 0;
+    for (uint64_t i = 1; i <= 3; i++) {
+        send_outstanding(i);
+        key = sreq->rndv.rkey;
+        receive(i);
+        EXPECT_EQ(cnt(CNT_CORE_RNDV_REMOTE_INVALIDATIONS), i);
+        EXPECT_EQ(cnt(CNT_CORE_RNDV_LOCAL_INVALIDATIONS), 0u);
+        EXPECT_EQ(a->rndv.win_free, nullptr) << "freed, not kept: " << i;
+    }
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_WINDOWS_BOUND), 3u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REJECTED), 0u);
+    EXPECT_EQ(a->state, CORE_EP_CONNECTED);
+    EXPECT_EQ(read(uintptr_t(msg), len, key), IBMSG_ERR_ACCESS);
+}
+
+// A peer that flags an invalidation it did not do (a plain SEND) keeps no access: the window is
+// freed, which invalidates it, and no LOCAL_INV is posted.
+TEST_F(WindowTest, FinClaimingAnInvalidationItDidNotDoLeavesTheKeyDead)
+{
+    open();
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    send_outstanding(1);
+    const core_wire_rndv_t fin = forge_fin(CORE_WIRE_FLAG_INVALIDATED);
+    ASSERT_EQ(ibmsg_request_wait(&sreq, nullptr), IBMSG_OK);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REMOTE_INVALIDATIONS), 1u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_LOCAL_INVALIDATIONS), 0u);
+    EXPECT_EQ(a->rndv.win_free, nullptr);
+    EXPECT_EQ(read(uintptr_t(msg), len, fin.rkey), IBMSG_ERR_ACCESS);
+}
+
+// Only a window's key can have been invalidated: a FIN flagging it for a registration's key is
+// rejected and ends nothing; the right FIN then ends the send.
+TEST_F(WindowTest, FinFlaggingAnInvalidatedRegistrationIsRejected)
+{
+    open("0");
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    send_outstanding(1);
+    forge_fin(CORE_WIRE_FLAG_INVALIDATED);
+    progress_until([&] { return cnt(CNT_CORE_RNDV_REJECTED) == 1; });
+    EXPECT_EQ(sreq->rndv.active, 1) << "still outstanding";
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REMOTE_INVALIDATIONS), 0u);
+    forge_fin(0);
+    ASSERT_EQ(ibmsg_request_wait(&sreq, nullptr), IBMSG_OK);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_REJECTED), 1u);
+    EXPECT_EQ(cnt(CNT_CORE_RNDV_LOCAL_INVALIDATIONS), 0u);
+}
+
+// Registrations ask for relaxed ordering; a device refusing it is asked once, then never again.
+TEST_F(WindowTest, RelaxedOrderingRefusedIsAskedOnceThenNever)
+{
+    verbs_faults.relaxed_ordering_errno = EINVAL;
+    capture_log();
+    open();
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    EXPECT_EQ(verbs_faults.relaxed_ordering_refused, 1u);
+    EXPECT_EQ(verbs_dev_info(ctx->dev)->relaxed_ordering, 0);
+    send_outstanding(1);
+    receive(1);
+    EXPECT_EQ(verbs_faults.relaxed_ordering_refused, 1u) << "not asked again";
+    EXPECT_GE(cnt(CNT_VERBS_REG_CACHE_MISSES), 2u) << "the transfer registered both buffers";
+    EXPECT_EQ(logged_with("registrations refuse relaxed ordering (Invalid argument)"), 1u);
+}
+
+// The device (rxe) takes the flag; verbs_relaxed_ordering 0 never asks for it.
+TEST_F(WindowTest, RelaxedOrderingIsAskedUnlessTurnedOff)
+{
+    open();
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    send_outstanding(1);
+    receive(1);
+    EXPECT_EQ(verbs_dev_info(ctx->dev)->relaxed_ordering, 1) << "asked, and not refused";
+    close();
+    verbs_faults.relaxed_ordering_errno = EINVAL; // would refuse any registration asking
+    hints = [](ibmsg_info_t info) { ibmsg_info_set_string(info, "verbs_relaxed_ordering", "0"); };
+    open();
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    send_outstanding(1);
+    receive(1);
+    EXPECT_EQ(verbs_faults.relaxed_ordering_refused, 0u) << "never asked";
+    EXPECT_EQ(verbs_dev_info(ctx->dev)->relaxed_ordering, 0);
+}
+
+// A device taking fewer inline bytes than asked: its real limit is found (300 of 512 asked, not
+// the 256 that halving gave), logged once, and asked for directly by the next queue pair.
+TEST_F(WindowTest, QueuePairsTakeTheDevicesInlineLimit)
+{
+    verbs_faults.qp_inline_max = 300;
+    capture_log();
+    hints = [](ibmsg_info_t info) { ibmsg_info_set_string(info, "core_inline_limit", "488"); };
+    need_windows = false;
+    open();
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    verbs_qp_params_t ca, cb;
+    verbs_qp_caps(a->qp, &ca);
+    verbs_qp_caps(b->qp, &cb);
+    EXPECT_EQ(ca.max_inline, 300u);
+    EXPECT_EQ(cb.max_inline, 300u);
+    // 512 asked, then the bisection of [0, 511]: 256 taken, 384 and 320 refused, 288 and 296
+    // taken, 304 refused, 300 taken, 302 and 301 refused. The second queue pair asks 300.
+    EXPECT_EQ(verbs_faults.qp_refused, 6u);
+    EXPECT_EQ(logged_with("queue pairs take at most 300 inline bytes (512 asked)"), 1u);
+    EXPECT_EQ(a->inline_max, 300 - int32_t(sizeof(core_wire_hdr_t)));
+    ibmsg_tag_status_t st{};
+    std::vector<uint8_t> small(276, 0x5a), got(276);
+    ASSERT_EQ(ibmsg_tag_send(a, small.data(), small.size(), 3), IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_recv(ctx, b, got.data(), got.size(), 3, IBMSG_TAG_MASK_EXACT, &st),
+              IBMSG_OK);
+    EXPECT_EQ(got, small);
 }
 
 // Without windows each send registers exactly its bytes for one transfer: the same bounds,
@@ -561,4 +719,47 @@ TEST(WindowProcesses, PerTransferRegistrationsAreReleasedWhenThePeerDies)
     ibmsg_oob_close(listener);
     EXPECT_EQ(ibmsg_ep_destroy(ep), IBMSG_OK);
     EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
+}
+
+// The registration cache's share of RLIMIT_MEMLOCK: without a limit (root) its own maximum;
+// under one (core_unprivileged: nobody, 64 MiB) the limit less what the context pins itself:
+// with the defaults 2048 receive buffers of the shared receive queue at its largest and 64 send
+// buffers of 8 KiB, and its two CQs' 64-byte entries; and an eighth of the limit when the
+// context's own needs leave less (core_srq_max 16384: 128 MiB of receive buffers).
+TEST_F(WindowTest, RegistrationCacheKeepsTheLockedMemoryLimitLessWhatTheContextPins)
+{
+    capture_log();
+    need_windows = false;
+    open();
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    const uint64_t limit = verbs_memlock_limit();
+    const uint64_t cap = verbs_rcache_max_bytes(ctx->rcache);
+    if (limit == UINT64_MAX) {
+        EXPECT_EQ(cap, uint64_t(1) << 30) << "verbs_reg_cache_max_bytes";
+        EXPECT_EQ(logged_with("registration cache: at most"), 0u);
+        return;
+    }
+    ASSERT_NE(ctx->srq, nullptr) << "the defaults take a shared receive queue";
+    const uint64_t cqes = uint64_t(verbs_cq_size(ctx->scq)) + uint64_t(verbs_cq_size(ctx->rcq));
+    const uint64_t need = (2048 + 64) * 8192 + cqes * 64;
+    EXPECT_EQ(core_context_pinned(ctx, 1), need);
+    EXPECT_EQ(cap, limit - need);
+    EXPECT_GT(cap, limit / 2) << "more than the half it used to keep";
+    const std::string line = "registration cache: at most " + std::to_string(cap / 1024) +
+                             " KiB: RLIMIT_MEMLOCK (ulimit -l) " + std::to_string(limit / 1024) +
+                             " KiB less " + std::to_string(need / 1024) + " KiB";
+    EXPECT_EQ(logged_with(line.c_str()), 1u) << line;
+    close();
+
+    hints = [](ibmsg_info_t info) { ibmsg_info_set_string(info, "core_srq_max", "16384"); };
+    open();
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    ASSERT_GT(core_context_pinned(ctx, 1), limit);
+    EXPECT_EQ(verbs_rcache_max_bytes(ctx->rcache), limit / 8) << "the floor";
+    send_outstanding(1);
+    receive(1);
 }

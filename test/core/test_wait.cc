@@ -27,6 +27,8 @@
 #include "core_fixture.h"
 #include "ibmsg/ibmsg.h"
 #include "ibmsg/tool.h"
+#include "verbs/addr.h"
+#include "verbs/fault.h"
 
 namespace
 {
@@ -798,6 +800,169 @@ TEST_F(WaitDevice, PortDownReportedTwiceIsOneChange)
     printf("port reports: %llu read (two port errors, the returns), one down and one up raised\n",
            (unsigned long long)(cnt(ctx->cnt, CNT_CORE_ASYNC_EVENTS) - async0));
     events.stop();
+}
+
+// The context's core_device_address_changed events, in order.
+struct AddressEvents {
+    std::vector<core_ev_device_elems_t> seen;
+    ibmsg_t_event_registration_t reg = nullptr;
+
+    static void on_event(ibmsg_t_event_instance_t inst, ibmsg_t_event_registration_t,
+                         ibmsg_t_cb_safety_t, void *ud)
+    {
+        core_ev_device_elems_t e{};
+        EXPECT_EQ(ibmsg_t_event_copy(inst, &e), IBMSG_T_SUCCESS);
+        static_cast<AddressEvents *>(ud)->seen.push_back(e);
+    }
+    void start(ibmsg_context_t ctx)
+    {
+        int provided, index = -1;
+        ASSERT_EQ(ibmsg_t_init_thread(IBMSG_T_THREAD_SINGLE, &provided), IBMSG_T_SUCCESS);
+        ASSERT_EQ(ibmsg_t_event_get_index("core_device_address_changed", &index), IBMSG_T_SUCCESS);
+        ASSERT_EQ(ibmsg_t_event_handle_alloc(index, &ctx, IBMSG_INFO_NULL, &reg), IBMSG_T_SUCCESS);
+        ASSERT_EQ(ibmsg_t_event_register_callback(reg, IBMSG_T_CB_REQUIRE_MPI_RESTRICTED,
+                                                  IBMSG_INFO_NULL, this, on_event),
+                  IBMSG_T_SUCCESS);
+    }
+    ~AddressEvents()
+    {
+        if (reg != nullptr) {
+            EXPECT_EQ(ibmsg_t_event_handle_free(reg, nullptr, nullptr), IBMSG_T_SUCCESS);
+            EXPECT_EQ(ibmsg_t_finalize(), IBMSG_T_SUCCESS);
+        }
+    }
+};
+
+// Removes a test's address from an interface whatever the test does.
+struct AddressGone {
+    std::string cmd;
+    ~AddressGone()
+    {
+        if (!cmd.empty()) {
+            (void)system(cmd.c_str());
+        }
+    }
+};
+
+void expect_message(ibmsg_context_t ctx, ibmsg_ep_t from, ibmsg_ep_t to, uint64_t tag)
+{
+    uint64_t v = tag * 1000 + 7, got = 0;
+    ASSERT_EQ(ibmsg_tag_send(from, &v, sizeof(v), tag), IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_recv(ctx, to, &got, sizeof(got), tag, IBMSG_TAG_MASK_EXACT, nullptr),
+              IBMSG_OK);
+    EXPECT_EQ(got, v);
+}
+
+// An IPv4 address added to and removed from the port's interface changes the RoCE GID table:
+// the device reports IBV_EVENT_GID_CHANGE (18), and the context queries the GID of new queue
+// pairs again. Its GID is spoiled first, so that only that query restores it: the first event
+// says changed 1, and the GID is the table's again; later ones (the removal) change nothing.
+// Each event is counted once and raised once; connected and new endpoints exchange messages.
+TEST(WaitAddress, AnAddressAddedOrRemovedQueriesTheGidAgain)
+{
+    if (getenv("IBMSG_VM") == nullptr) {
+        GTEST_SKIP() << "changes the addresses of the device's network interface: only in the "
+                        "test guest";
+    }
+    ibmsg_context_t ctx;
+    ibmsg_ep_t a, b, c, d;
+    core_test::open_pair(&ctx, &a, &b, [](ibmsg_info_t info) {
+        quiet(info);
+        ibmsg_info_set_string(info, "core_wait_mode", "sleep");
+    });
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    ibmsg_context_attr_t attr;
+    ASSERT_EQ(ibmsg_context_query(ctx, &attr), IBMSG_OK);
+    auto *info = const_cast<verbs_dev_info_t *>(verbs_dev_info(ctx->dev));
+    if (info->link_layer != VERBS_LINK_ETHERNET) {
+        GTEST_SKIP() << "an IB port's GIDs do not follow IP addresses";
+    }
+    std::string sys =
+        std::string("/sys/class/infiniband/") + attr.device + "/ports/" + std::to_string(attr.port);
+    std::string ndev = read_line(sys + "/gid_attrs/ndevs/" + std::to_string(attr.gid_index));
+    ASSERT_FALSE(ndev.empty()) << "no netdev for " << attr.device;
+    AddressEvents events;
+    events.start(ctx);
+    uint8_t real[16];
+    memcpy(real, info->gid, sizeof(real));
+    const int real_index = info->gid_index;
+    info->gid[15] ^= 0xff;
+
+    AddressGone gone;
+    const std::string addr = "10.99.7.1/24 dev " + ndev;
+    ASSERT_EQ(system(("ip addr add " + addr).c_str()), 0);
+    gone.cmd = "ip addr del " + addr;
+    auto t0 = std::chrono::steady_clock::now();
+    while (events.seen.empty() && since_ms(t0) < 5000) {
+        ibmsg_context_wait(ctx, 500);
+    }
+    ASSERT_GE(events.seen.size(), 1u) << "no GID change reported for an address added";
+    printf("address added: %zu event(s), the first after %.1f ms\n", events.seen.size(),
+           since_ms(t0));
+    EXPECT_EQ(events.seen[0].id, uint32_t(attr.port));
+    EXPECT_EQ(events.seen[0].event_type, 18); // IBV_EVENT_GID_CHANGE
+    EXPECT_EQ(events.seen[0].affected, 1u) << "the spoiled GID was queried again";
+    EXPECT_EQ(memcmp(info->gid, real, sizeof(real)), 0);
+    EXPECT_EQ(info->gid_index, real_index) << "the first IPv4 GID stays the first";
+
+    const size_t added = events.seen.size();
+    ASSERT_EQ(system(gone.cmd.c_str()), 0);
+    gone.cmd.clear();
+    t0 = std::chrono::steady_clock::now();
+    while (events.seen.size() == added && since_ms(t0) < 5000) {
+        ibmsg_context_wait(ctx, 500);
+    }
+    for (int i = 0; i < 3; i++) {
+        ibmsg_context_wait(ctx, 100); // a late one would show here
+    }
+    ASSERT_GT(events.seen.size(), added) << "no GID change reported for an address removed";
+    printf("address removed: %zu event(s)\n", events.seen.size() - added);
+    for (size_t i = 1; i < events.seen.size(); i++) {
+        EXPECT_EQ(events.seen[i].event_type, 18) << i;
+        EXPECT_EQ(events.seen[i].affected, 0u) << i << ": the context's GID is not touched";
+    }
+    EXPECT_EQ(cnt(ctx->cnt, CNT_CORE_ADDRESS_EVENTS), events.seen.size());
+    EXPECT_EQ(memcmp(info->gid, real, sizeof(real)), 0);
+    expect_message(ctx, a, b, 1);
+    ASSERT_EQ(ibmsg_ep_create(ctx, &c), IBMSG_OK);
+    ASSERT_EQ(ibmsg_ep_create(ctx, &d), IBMSG_OK);
+    ASSERT_EQ(core_test::connect_pair(c, d), IBMSG_OK);
+    expect_message(ctx, c, d, 2);
+    EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
+}
+
+// A LID change (a subnet manager's; rxe has no LIDs, so the event is injected): the LID is
+// queried again, here restoring a spoiled one (changed 1), then one that is right (changed 0).
+TEST(WaitAddress, ALidChangeQueriesTheLidAgain)
+{
+    ibmsg_context_t ctx;
+    ibmsg_ep_t a, b;
+    core_test::open_pair(&ctx, &a, &b, quiet);
+    if (IsSkipped() || HasFatalFailure()) {
+        return;
+    }
+    auto *info = const_cast<verbs_dev_info_t *>(verbs_dev_info(ctx->dev));
+    const uint16_t lid = info->lid;
+    AddressEvents events;
+    events.start(ctx);
+    info->lid = uint16_t(lid + 77);
+    struct ibv_async_event lid_change {};
+    lid_change.event_type = IBV_EVENT_LID_CHANGE;
+    lid_change.element.port_num = info->port;
+    core_async_inject(ctx, &lid_change);
+    core_async_inject(ctx, &lid_change);
+    ASSERT_EQ(events.seen.size(), 2u);
+    for (int i = 0; i < 2; i++) {
+        EXPECT_EQ(events.seen[i].id, uint32_t(info->port));
+        EXPECT_EQ(events.seen[i].event_type, 11);
+    }
+    EXPECT_EQ(events.seen[0].affected, 1u);
+    EXPECT_EQ(events.seen[1].affected, 0u);
+    EXPECT_EQ(info->lid, lid);
+    EXPECT_EQ(cnt(ctx->cnt, CNT_CORE_ADDRESS_EVENTS), 2u);
+    expect_message(ctx, a, b, 3);
     EXPECT_EQ(ibmsg_context_destroy(ctx), IBMSG_OK);
 }
 

@@ -146,13 +146,19 @@ TEST(CoreWire, RendezvousBodies)
         auto e = rndv(t, 0x1000, UINT64_MAX);
         EXPECT_EQ(core_wire_validate(&e.h, kRndv, 3, 0, 8192), CORE_WIRE_BAD_RNDV) << "wraps";
         auto f = rndv(t, 0x1000, 10);
-        f.h.flags = 2;
+        f.h.flags = 4;
         EXPECT_EQ(core_wire_validate(&f.h, kRndv, 3, 0, 8192), CORE_WIRE_BAD_FLAGS);
         // The window flag: an RTS's key is a window; on a FIN it means nothing and is refused.
         f.h.flags = CORE_WIRE_FLAG_WINDOW;
         EXPECT_EQ(core_wire_validate(&f.h, kRndv, 3, 0, 8192),
                   t == CORE_WIRE_RTS ? CORE_WIRE_OK : CORE_WIRE_BAD_FLAGS);
-        f.h.flags = CORE_WIRE_FLAG_WINDOW | 2;
+        // The invalidated flag: a FIN sent with invalidate; on an RTS it is refused.
+        f.h.flags = CORE_WIRE_FLAG_INVALIDATED;
+        EXPECT_EQ(core_wire_validate(&f.h, kRndv, 3, 0, 8192),
+                  t == CORE_WIRE_FIN ? CORE_WIRE_OK : CORE_WIRE_BAD_FLAGS);
+        f.h.flags = CORE_WIRE_FLAG_WINDOW | CORE_WIRE_FLAG_INVALIDATED;
+        EXPECT_EQ(core_wire_validate(&f.h, kRndv, 3, 0, 8192), CORE_WIRE_BAD_FLAGS);
+        f.h.flags = CORE_WIRE_FLAG_WINDOW | 4;
         EXPECT_EQ(core_wire_validate(&f.h, kRndv, 3, 0, 8192), CORE_WIRE_BAD_FLAGS);
     }
     auto empty = rndv(CORE_WIRE_RTS, 0x1000, 0);

@@ -202,7 +202,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(hdr->type != CORE_WIRE_EAGER || hdr->length <= limit); /* the limit is eager's */
         CHECK(hdr->reserved == 0);
         CHECK(hdr->flags == 0 ||
-              (hdr->type == CORE_WIRE_RTS && hdr->flags == CORE_WIRE_FLAG_WINDOW));
+              (hdr->type == CORE_WIRE_RTS && hdr->flags == CORE_WIRE_FLAG_WINDOW) ||
+              (hdr->type == CORE_WIRE_FIN && hdr->flags == CORE_WIRE_FLAG_INVALIDATED));
         CHECK(hdr->credits <= unreturned);
         rx_seq++;
         if (hdr->credits != 0) {

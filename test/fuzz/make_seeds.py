@@ -20,7 +20,7 @@ def verbs_addr(qpn=0x11, psn=0x123456, lid=0, mtu=5, link=2, gid=b"\0" * 10 + b"
 
 
 def ep_addr(credits=64, limit=8192, resp=16, init=16, **kw):
-    return (bytes([4, 0, 0, 48]) + struct.pack(">II", credits, limit) + bytes([resp, init, 0, 0])
+    return (bytes([5, 0, 0, 48]) + struct.pack(">II", credits, limit) + bytes([resp, init, 0, 0])
             + verbs_addr(**kw))
 
 
@@ -68,6 +68,8 @@ write("fuzz_wire", "short", setup + record(0, b"\x01\x00\x00"))
 rndv_body = struct.pack("<QQII", 0x7F0000001000, 1 << 20, 0x8000123, 0)
 write("fuzz_wire", "rts_window", setup + record(0, hdr(3, 0, 7, 24, flags=1) + rndv_body)
       + record(0, hdr(4, 1, 0, 24, flags=1) + rndv_body))                    # window RTS; FIN: bad
+write("fuzz_wire", "fin_invalidated", setup + record(0, hdr(4, 0, 0, 24, flags=2) + rndv_body)
+      + record(0, hdr(4, 1, 0, 24, flags=3) + rndv_body))                    # FIN bit; both: bad
 
 
 def imm(tag, credits=0):

@@ -630,3 +630,18 @@ TEST(ReleaseWatch, AForkedChildNeitherHangsNorTrustsItsEvents)
     munmap(p, len);
     verbs_release_watch_close(&r);
 }
+
+// Under a locked-memory limit the cache keeps what the limit leaves beside the context's own
+// pinned bytes, never less than an eighth of the limit, never more than its own maximum.
+TEST(RegCacheMemlock, CapIsTheLimitLessTheContextsNeedWithAFloor)
+{
+    const uint64_t MiB = 1 << 20, GiB = 1 << 30;
+    EXPECT_EQ(verbs_rcache_memlock_cap(UINT64_MAX, 17 * MiB, GiB), GiB) << "no limit";
+    EXPECT_EQ(verbs_rcache_memlock_cap(64 * MiB, 17 * MiB, GiB), 47 * MiB);
+    EXPECT_EQ(verbs_rcache_memlock_cap(64 * MiB, 17 * MiB, 16 * MiB), 16 * MiB) << "its maximum";
+    EXPECT_EQ(verbs_rcache_memlock_cap(64 * MiB, 56 * MiB, GiB), 8 * MiB) << "the floor, exactly";
+    EXPECT_EQ(verbs_rcache_memlock_cap(64 * MiB, 57 * MiB, GiB), 8 * MiB) << "the floor";
+    EXPECT_EQ(verbs_rcache_memlock_cap(64 * MiB, 128 * MiB, GiB), 8 * MiB) << "needs above it";
+    EXPECT_EQ(verbs_rcache_memlock_cap(8192, 8192, GiB), 4096u) << "4096 bytes at the least";
+    EXPECT_EQ(verbs_rcache_memlock_cap(0, 0, GiB), 4096u);
+}
