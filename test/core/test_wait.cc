@@ -948,7 +948,8 @@ TEST(WaitAddress, ALidChangeQueriesTheLidAgain)
     AddressEvents events;
     events.start(ctx);
     info->lid = uint16_t(lid + 77);
-    struct ibv_async_event lid_change {};
+    struct ibv_async_event lid_change {
+    };
     lid_change.event_type = IBV_EVENT_LID_CHANGE;
     lid_change.element.port_num = info->port;
     core_async_inject(ctx, &lid_change);
