@@ -10,8 +10,9 @@
  *    Soft-RoCE (rxe, kernel 6.1, emulated guest) measured: the formula plus 5-20 ms on an idle
  *    host (timeout 14, retries 6: 474-487 ms for 470); on 2026-11-26, host loaded, 4 runs
  *    each, median (max): 16.9 (24.4) ms for 8.4, 38.6 (41.5) for 33.6, 66.3 (67.0) for 67.1,
- *    270.9 (272.6) for 268.4, 476.2 (477.1) for 469.8. test_failure.cc allows 100 ms over
- *    (hardware: the formula, the ACK timeout being the device's); earlier loaded runs took up
+ *    270.9 (272.6) for 268.4, 476.2 (477.1) for 469.8; once, in a full test run, 150.9 for
+ *    33.6. The tests allow 250 ms over (test/core/peer.h; hardware: the formula, the ACK
+ *    timeout being the device's); earlier loaded runs took up
  *    to twice it (and 164 ms for 8.4), and
  *    never with verbs_retry_cnt 7: rxe_comp.c does not count retries down from 7 (like
  *    rnr_retry 7, "forever"), hence 6 on Soft-RoCE, 7 elsewhere, where verbs_retry_cnt is -1

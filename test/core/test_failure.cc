@@ -33,10 +33,7 @@ using core_test::kSkip;
 // Transport settings set low so a dead peer shows quickly: ACK timeout 4.096 us * 2^10 = 4.2 ms,
 // one retry. The keepalive probes endpoints silent for kKeepaliveMs.
 constexpr int kTimeout = 10, kRetry = 1, kKeepaliveMs = 300, kCredits = 16;
-// The margin over failure.h's bounds: in the emulated guest (TCG, host loaded by other builds)
-// 4 runs of each transport setting took at most 16 ms over the formula, and 6 keepalive
-// detections at most 379.7 ms of a 383.4 ms bound (11:16-11:27 UTC 2026-11-26).
-constexpr double kMarginMs = 100;
+constexpr double kMarginMs = core_test::kGuestMarginMs;
 
 using core_test::since_ms;
 

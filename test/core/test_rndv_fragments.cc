@@ -139,10 +139,9 @@ namespace
 {
 
 // A dead peer shows quickly (failure.h): ACK timeout 4.096 us * 2^10, one retry, a probe after
-// 300 ms of silence. The bound is failure.h's, with test_failure.cc's margin for the emulated
-// guest.
+// 300 ms of silence. The bound is failure.h's, with the margin for the emulated guest (peer.h).
 constexpr int kTimeout = 10, kRetry = 1, kKeepaliveMs = 300;
-constexpr double kMarginMs = 100;
+constexpr double kMarginMs = core_test::kGuestMarginMs;
 constexpr size_t kLen = 16 * kMiB, kKillChunk = 65536; // 256 READs
 
 using core_test::since_ms;
