@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -17,6 +18,22 @@
 
 namespace core_test
 {
+
+// Test data: byte i of the stream seed (neighbouring bytes, pages and seeds all differ).
+inline uint8_t pattern(uint64_t seed, size_t i)
+{
+    return uint8_t((seed * 0x9e3779b97f4a7c15ull + i * 7 + (i >> 8) * 13 + 1) >> 3);
+}
+
+// The first len bytes of the stream seed.
+inline std::vector<uint8_t> payload(uint64_t seed, size_t len)
+{
+    std::vector<uint8_t> v(len);
+    for (size_t i = 0; i < len; i++) {
+        v[i] = pattern(seed, i);
+    }
+    return v;
+}
 
 constexpr const char *kSkip = "no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma";
 

@@ -18,19 +18,8 @@
 namespace
 {
 
-uint8_t pattern(uint64_t seed, size_t i)
-{
-    return uint8_t((seed * 0x9e3779b97f4a7c15ull + i * 7 + (i >> 8) * 13 + 1) >> 3);
-}
-
-std::vector<uint8_t> payload(uint64_t seed, size_t len)
-{
-    std::vector<uint8_t> v(len);
-    for (size_t i = 0; i < len; i++) {
-        v[i] = pattern(seed, i);
-    }
-    return v;
-}
+using core_test::pattern;
+using core_test::payload;
 
 constexpr uint8_t kGap = 0xee; // bytes between and after entries: never written
 constexpr size_t kGapLen = 13;

@@ -19,19 +19,8 @@
 namespace
 {
 
-uint8_t pattern(uint64_t seed, size_t i)
-{
-    return uint8_t((seed * 0x9e3779b97f4a7c15ull + i * 7 + (i >> 8) * 13 + 1) >> 3);
-}
-
-std::vector<uint8_t> filled(size_t len, uint64_t seed)
-{
-    std::vector<uint8_t> v(len);
-    for (size_t i = 0; i < len; i++) {
-        v[i] = pattern(seed, i);
-    }
-    return v;
-}
+using core_test::pattern;
+using core_test::payload;
 
 struct ProbeTest : core_test::PairTest {
     void SetUp() override
@@ -87,7 +76,7 @@ TEST_F(ProbeTest, ProbeThenReceiveEverySizeClass)
     for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
         const size_t len = sizes[k];
         const uint64_t tag = k % 2 == 0 ? 100 + k : (1ull << 40) + k; // compact and header tags
-        std::vector<uint8_t> src = filled(len, k);
+        std::vector<uint8_t> src = payload(k, len);
         std::vector<uint8_t> dst(len + 16, 0xee);
         ibmsg_request_t sreq, rreq;
         ASSERT_EQ(ibmsg_tag_isend(a, src.data(), len, tag, &sreq), IBMSG_OK);
@@ -191,7 +180,7 @@ TEST_F(ProbeTest, MprobeRendezvousAndTruncation)
         return;
     }
     const size_t len = (2u << 20) + 3;
-    std::vector<uint8_t> big = filled(len, 5), small = filled(100, 6);
+    std::vector<uint8_t> big = payload(5, len), small = payload(6, 100);
     ibmsg_request_t s1, s2, r, r2;
     ASSERT_EQ(ibmsg_tag_isend(a, big.data(), len, 42, &s1), IBMSG_OK);
     ibmsg_tag_status_t st{};
@@ -251,7 +240,7 @@ TEST_F(ProbeTest, MprobeEagerAndTruncation)
     if (IsSkipped() || HasFatalFailure()) {
         return;
     }
-    std::vector<uint8_t> msg = filled(1000, 9);
+    std::vector<uint8_t> msg = payload(9, 1000);
     ASSERT_EQ(ibmsg_tag_send(a, msg.data(), msg.size(), 3), IBMSG_OK);
     ASSERT_EQ(ibmsg_tag_send(a, msg.data(), msg.size(), 4), IBMSG_OK);
     ibmsg_tag_status_t st{};
@@ -286,7 +275,7 @@ TEST_F(ProbeTest, TwoThreadsRacingWithMprobe)
     std::vector<ibmsg_request_t> sends(kMsgs);
     for (int i = 0; i < kMsgs; i++) {
         size_t len = i % 10 == 0 ? limit + 1000 + size_t(i) : 8 + size_t(i) * 3;
-        payloads[i] = filled(len, uint64_t(i) + 100);
+        payloads[i] = payload(uint64_t(i) + 100, len);
         memcpy(payloads[i].data(), &i, sizeof(i));
         ASSERT_EQ(ibmsg_tag_isend(a, payloads[i].data(), len, uint64_t(i % 3), &sends[i]),
                   IBMSG_OK);
@@ -354,7 +343,7 @@ TEST_F(ProbeTest, MprobedMessageOfFailedEndpoint)
     if (IsSkipped() || HasFatalFailure()) {
         return;
     }
-    std::vector<uint8_t> small = filled(300, 1), big = filled(limit * 4, 2);
+    std::vector<uint8_t> small = payload(1, 300), big = payload(2, limit * 4);
     ibmsg_request_t sbig;
     ASSERT_EQ(ibmsg_tag_send(a, small.data(), small.size(), 1), IBMSG_OK);
     ASSERT_EQ(ibmsg_tag_isend(a, big.data(), big.size(), 2, &sbig), IBMSG_OK);
@@ -388,7 +377,7 @@ TEST_F(ProbeTest, MprobedMessageOfDestroyedEndpointAndContext)
     if (IsSkipped() || HasFatalFailure()) {
         return;
     }
-    std::vector<uint8_t> small = filled(300, 1), big = filled(limit * 4, 2);
+    std::vector<uint8_t> small = payload(1, 300), big = payload(2, limit * 4);
     ibmsg_request_t sbig;
     ASSERT_EQ(ibmsg_tag_send(a, small.data(), small.size(), 1), IBMSG_OK);
     ASSERT_EQ(ibmsg_tag_send(a, small.data(), small.size(), 5), IBMSG_OK);

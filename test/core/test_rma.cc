@@ -27,10 +27,7 @@ using core_test::open_context;
 
 constexpr size_t kRegion = (8u << 20) + 4096; // 8 MiB and room for offsets
 
-uint8_t pattern(uint64_t seed, size_t i)
-{
-    return uint8_t((seed * 0x9e3779b97f4a7c15ull + i * 7 + (i >> 8) * 13 + 1) >> 3);
-}
+using core_test::pattern;
 
 void fill(uint8_t *p, size_t len, uint64_t seed)
 {

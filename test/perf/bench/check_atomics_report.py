@@ -42,8 +42,7 @@ def make(out, failed=None):
                             e.write("ib_atomic_bw: Couldn't connect\n")
                     runs.write("%d\t0\t%s\t%s\t8\t2000\t%d\t100\t%s\n"
                                % (rep, tool, test, status, f))
-    with open(os.path.join(out, "env.txt"), "w") as e:
-        e.write("device rxe0 gid_index 1\nib_active_mtu 4096 (5)\nkernel 6.1\ncpus 2\n")
+    report_check.write_env(out)
 
 
 def report(out):

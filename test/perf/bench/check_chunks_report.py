@@ -51,8 +51,7 @@ def make(out):
                                 e.write("ibmsg_send_bw: cannot connect\n")
                         runs.write("%d\t0\t%s\t%s\t%d\t64\t%d\t100\t%s\n"
                                    % (rep, tool, test, size, status, f))
-    with open(os.path.join(out, "env.txt"), "w") as e:
-        e.write("device rxe0 gid_index 1\nib_active_mtu 4096 (5)\nkernel 6.1\ncpus 2\n")
+    report_check.write_env(out)
 
 
 def section(text, title):

@@ -11,6 +11,8 @@ import subprocess
 import sys
 import tempfile
 
+import report_check
+
 REPORT = os.path.join(sys.argv[1], "perf", "bench", "compare_report.py")
 
 TABLE = """---------------------------------------------------------------------------------------
@@ -44,8 +46,7 @@ def make(out, ir_rows, with_bench=True, reps=3, tools=("ibmsg", "ibmsg_off")):
                 with open(os.path.join(out, f + ".client.out"), "w") as o:
                     o.write(TABLE % (rate / 1e6))
                 runs.write("%d\t%d\t%s\tbw\t8\t20000\t0\t1000\t%s\n" % (rep, rep - 1, tool, f))
-    with open(os.path.join(out, "env.txt"), "w") as e:
-        e.write("device rxe0 gid_index 1\nib_active_mtu 4096 (5)\nkernel 6.1\ncpus 2\n")
+    report_check.write_env(out)
     if ir_rows is not None:
         with open(os.path.join(out, "instructions.tsv"), "w") as t:
             t.writelines("\t".join(str(x) for x in r) + "\n" for r in ir_rows)

@@ -43,8 +43,7 @@ def make(out, failed=None):
                             e.write("bench_verbs_steps: completion error: retry exceeded\n")
                     runs.write("%d\t0\t%s\tlat\t%d\t2000\t%d\t100\t%s\n"
                                % (rep, tool, size, status, f))
-    with open(os.path.join(out, "env.txt"), "w") as e:
-        e.write("device rxe0 gid_index 1\nib_active_mtu 4096 (5)\nkernel 6.1\ncpus 2\n")
+    report_check.write_env(out)
 
 
 def report(out):

@@ -1,8 +1,14 @@
-"""What the checks of compare_report.py's tables share: run the report on a results directory,
-find a row by its label, compare."""
+"""What the checks of compare_report.py's tables share: the results directory's environment file,
+run the report on it, find a row by its label, compare."""
 import os
 import subprocess
 import sys
+
+
+def write_env(out):
+    """OUT/env.txt as compare_run writes it in the guest."""
+    with open(os.path.join(out, "env.txt"), "w") as e:
+        e.write("device rxe0 gid_index 1\nib_active_mtu 4096 (5)\nkernel 6.1\ncpus 2\n")
 
 
 def report(source, out, flag):
