@@ -16,6 +16,7 @@
 
 #include "core/core.h"
 #include "core_fixture.h"
+#include "event_record.h"
 #include "verbs/verbs_priv.h"
 #include "counters/shards/shard.h"
 #include "ibmsg/ibmsg.h"
@@ -31,15 +32,7 @@ const char *const type_names[NTYPES] = {"core_ep_connected",     "core_ep_failed
                                         "core_rndv_started",     "core_rndv_completed",
                                         "core_send_stall_begun", "core_send_stall_ended"};
 
-struct Seen {
-    Type type;
-    long long ts;
-    unsigned char data[64];
-    template <typename T> const T &as() const
-    {
-        return *reinterpret_cast<const T *>(data);
-    }
-};
+using Seen = EventRecord<Type>;
 
 // Registers for every type of the core, on obj (nullptr: every endpoint), and records instances.
 struct Recorder {

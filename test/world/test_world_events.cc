@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/core.h"
+#include "event_record.h"
 #include "guest.h"
 #include "world_device.h"
 #include "ibmsg/ibmsg.h"
@@ -33,15 +34,7 @@ enum Type { SENT, RECVD, RACE, NTYPES };
 const char *const type_names[NTYPES] = {"world_connect_req_sent", "world_connect_req_recvd",
                                         "world_connect_race"};
 
-struct Seen {
-    Type type;
-    long long ts;
-    unsigned char data[64];
-    template <typename T> const T &as() const
-    {
-        return *reinterpret_cast<const T *>(data);
-    }
-};
+using Seen = EventRecord<Type>;
 
 std::vector<Seen> seen;
 Type ctx_of[NTYPES] = {SENT, RECVD, RACE};
