@@ -90,7 +90,7 @@ def parse_run(out, run):
             last = [l for l in err.strip().splitlines() if l.strip()]
             s["note"] = "failed (status %d): %s" % (s["status"], last[-1][:120] if last else "")
         return s
-    if tool == "ucx":
+    if tool in ("ucx", "ucx_user"):
         u = ucx_row(text)
         if u is None:
             s["note"] = "no result line in the output"
@@ -241,6 +241,9 @@ def compare_tables(samples, sizes, env, reps):
     if any(s["tool"].startswith("ibmsg_c") for s in samples):
         out.append("")
         out += chunk_tables(samples, sizes, bw, lat)
+    if any(s["tool"].endswith("_user") for s in samples):
+        out.append("")
+        out += user_tables(samples, sizes, env)
     notes = sorted({"%s %s %s: %s" % (s["tool"], s["test"], human(s["size"]), s["note"])
                     for s in samples if not s["valid"]})
     if notes:
@@ -279,37 +282,57 @@ def chunk_tables(samples, sizes, bw, lat):
     return out[:-1]
 
 
-def baseline_table(samples, sizes, env):
-    """This build (ibmsg) against an earlier one (ibmsg_base, --baseline), which ran in the same
-    rounds: the ratio of the medians, and the median and range of the per-round ratios (the two
-    runs of a round ran within seconds of each other: slow drifts of the guest cancel)."""
-    base = [l.split(" ", 1)[1] for l in env if l.startswith("baseline ")]
-    out = ["This build against the baseline%s, same rounds; > 1 is better for rate and bandwidth,"
-           " < 1 is better for latency" % (" (" + base[0] + ")" if base else "")]
+def paired_rows(samples, sizes, now, was):
+    """Tool now against tool was, which ran in the same rounds, per size and measure: both
+    medians, their ratio, and the median and range of the per-round ratios (the two runs of a
+    round ran within seconds of each other: slow drifts of the guest cancel)."""
     rows = []
     for z in sizes:
         for test, key, name in (("bw", "msg_rate_Mps", "kmsg/s"), ("bw", "bw_MBps", "MB/s"),
                                 ("lat", "lat_typical_us", "latency us")):
             by_round = {}
             for s in samples:
-                if s["test"] == test and s["size"] == z and s["valid"] and \
-                        s["tool"] in ("ibmsg", "ibmsg_base"):
+                if s["test"] == test and s["size"] == z and s["valid"] and s["tool"] in (now, was):
                     by_round.setdefault(s["round"], {})[s["tool"]] = \
                         s[key] * (1e3 if key == "msg_rate_Mps" else 1)
-            now = [v["ibmsg"] for v in by_round.values() if "ibmsg" in v]
-            was = [v["ibmsg_base"] for v in by_round.values() if "ibmsg_base" in v]
-            paired = sorted(v["ibmsg"] / v["ibmsg_base"] for v in by_round.values()
-                            if len(v) == 2 and v["ibmsg_base"] > 0)
-            if not now or not was:
-                rows.append([human(z), name, "n/a", "n/a", "n/a", "n/a", "0"])
-                continue
-            m_now, m_was = statistics.median(now), statistics.median(was)
-            rows.append([human(z), name, fmt(m_now), fmt(m_was), ratio(m_now, m_was),
+            a = [v[now] for v in by_round.values() if now in v]
+            b = [v[was] for v in by_round.values() if was in v]
+            paired = sorted(v[now] / v[was] for v in by_round.values()
+                            if len(v) == 2 and v[was] > 0)
+            m_a = statistics.median(a) if a else None
+            m_b = statistics.median(b) if b else None
+            rows.append([human(z), name, fmt(m_a), fmt(m_b), ratio(m_a, m_b),
                          "%s (%s..%s)" % (fmt(statistics.median(paired), 3), fmt(paired[0], 3),
                                           fmt(paired[-1], 3)) if paired else "n/a",
                          str(len(paired))])
-    out += table(rows, ["size", "measure", "this build", "baseline", "ratio of medians",
-                        "per-round ratio median (range)", "rounds"])
+    return rows
+
+
+def baseline_table(samples, sizes, env):
+    """This build (ibmsg) against an earlier one (ibmsg_base, --baseline) in the same rounds."""
+    base = [l.split(" ", 1)[1] for l in env if l.startswith("baseline ")]
+    out = ["This build against the baseline%s, same rounds; > 1 is better for rate and bandwidth,"
+           " < 1 is better for latency" % (" (" + base[0] + ")" if base else "")]
+    out += table(paired_rows(samples, sizes, "ibmsg", "ibmsg_base"),
+                 ["size", "measure", "this build", "baseline", "ratio of medians",
+                  "per-round ratio median (range)", "rounds"])
+    return out
+
+
+def user_tables(samples, sizes, env):
+    """Each tool as an ordinary user (compare --unprivileged: tools T_user) against the same tool
+    as root in the same rounds: what a user of the site gets."""
+    limit = [l.split(" ", 1)[1] for l in env if l.startswith("user ")]
+    out = ["As an ordinary user (%s) against root, same rounds; > 1: the user is faster for rate "
+           "and bandwidth, < 1 for latency" % (limit[0] if limit else "uid 65534")]
+    for t in TOOLS:
+        if not any(s["tool"] == t + "_user" for s in samples):
+            continue
+        out.append("")
+        out.append(LABEL[t] + ":")
+        out += table(paired_rows(samples, sizes, t + "_user", t),
+                     ["size", "measure", "user", "root", "ratio of medians",
+                      "per-round ratio median (range)", "rounds"])
     return out
 
 
@@ -604,6 +627,7 @@ def main():
                  "; " + "; ".join(mtu) + " (veth MTU 9000 gives IB MTU 4096)",
                  "versions: " + "; ".join(l for l in env if l.startswith(("perftest", "ucx",
                                                                          "kernel", "cpus")))]
+    env_lines += [l for l in env if l.startswith(("baseline ", "user "))]
     reps = max([int(s["rep"]) for s in samples] or [0])
     if "--counters-cost" in sys.argv:
         lines = cost_table(samples, env_lines, reps, out, "counters")

@@ -7,19 +7,9 @@ import os
 import sys
 import tempfile
 
-from report_check import expect, row
+from report_check import expect, row, section
 import report_check
 
-BW = """ #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
- %d          64           %.2f               %.2f                 0.000040
-"""
-LAT = """ #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99%% percentile[usec]   99.9%% percentile[usec]
- %d       8          1.00          99999.00          %.2f          %.2f          1.00          50.00          90.00
-"""
-UCX = """iterations,50.0_percentile_lat,avg_lat,overall_lat,avg_bw,overall_bw,avg_mr,overall_mr
-64,%.3f,1.0,1.0,%.2f,%.2f,40,40
-"""
-TOOLS = ("perftest", "ucx", "ibmsg", "ibmsg_c0", "ibmsg_c131072")
 SIZES = (262144, 1048576)
 # Per tool, repetitions 1..3 (the median is the middle one): bandwidth MB/s, typical latency us.
 MBPS = {"perftest": (10, 12, 11), "ucx": (8, 9, 10), "ibmsg": (12, 13, 14),
@@ -29,37 +19,9 @@ TYP = {"perftest": (30, 31, 32), "ucx": (40, 41, 42), "ibmsg": (20, 21, 22),
 
 
 def make(out):
-    os.makedirs(os.path.join(out, "raw"))
-    with open(os.path.join(out, "runs.tsv"), "w") as runs:
-        for rep in (1, 2, 3):
-            for size in SIZES:
-                for tool in TOOLS:
-                    for test in ("bw", "lat"):
-                        f = "raw/r%d_%s_%s_%d" % (rep, tool, test, size)
-                        # At 1 MiB every run of ibmsg_c131072 failed.
-                        status = 1 if (tool, size) == ("ibmsg_c131072", 1048576) else 0
-                        b, t = MBPS[tool][rep - 1], TYP[tool][rep - 1]
-                        with open(os.path.join(out, f + ".client.out"), "w") as o:
-                            if tool == "ucx":
-                                o.write(UCX % (t, b, b))
-                            elif test == "bw":
-                                o.write(BW % (size, b, b))
-                            else:
-                                o.write(LAT % (size, t, t + 1))
-                        if status:
-                            with open(os.path.join(out, f + ".client.err"), "w") as e:
-                                e.write("ibmsg_send_bw: cannot connect\n")
-                        runs.write("%d\t0\t%s\t%s\t%d\t64\t%d\t100\t%s\n"
-                                   % (rep, tool, test, size, status, f))
+    # At 1 MiB every run of ibmsg_c131072 failed.
+    report_check.write_runs(out, SIZES, MBPS, TYP, failed={("ibmsg_c131072", 1048576)})
     report_check.write_env(out)
-
-
-def section(text, title):
-    """The report from the line starting with title on."""
-    at = text.find(title)
-    if at < 0:
-        sys.exit("FAIL: no '%s' in\n%s" % (title, text))
-    return text[at:]
 
 
 with tempfile.TemporaryDirectory() as tmp:
