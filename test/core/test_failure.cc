@@ -43,19 +43,7 @@ double bound_ms()
     return core_test::failure_bound_ms(kKeepaliveMs, kRetry, kTimeout, kMarginMs);
 }
 
-uint8_t pattern(uint64_t seed, size_t i)
-{
-    return uint8_t(seed * 131 + i * 7 + 1);
-}
-
-std::vector<uint8_t> payload(uint64_t seed, size_t len)
-{
-    std::vector<uint8_t> v(len);
-    for (size_t i = 0; i < len; i++) {
-        v[i] = pattern(seed, i);
-    }
-    return v;
-}
+using core_test::payload;
 
 // The transport and keepalive settings of these tests, set after the device.
 core_test::InfoFn settings(int keepalive_ms = kKeepaliveMs, int credits = kCredits,

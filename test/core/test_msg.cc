@@ -25,19 +25,7 @@ namespace
 using core_test::connect_pair;
 using core_test::open_context;
 
-uint8_t pattern(uint64_t seed, size_t i)
-{
-    return uint8_t(seed * 131 + i * 7 + 1);
-}
-
-std::vector<uint8_t> payload(uint64_t seed, size_t len)
-{
-    std::vector<uint8_t> v(len);
-    for (size_t i = 0; i < len; i++) {
-        v[i] = pattern(seed, i);
-    }
-    return v;
-}
+using core_test::payload;
 
 struct MsgTest : core_test::PairTest {
     const char *srq_hint = nullptr; // core_srq for this context; nullptr: the environment's
