@@ -1,12 +1,15 @@
 /*
  * The device's asynchronous events, read without blocking: by progress when the SRQ runs low and
  * at the keepalive tick, and by every wakeup of a sleep on the context's fd (core/wait.c), whose
- * epoll set holds the event fd. Each is counted and logged, and the endpoints it concerns fail at
- * once with the device's cause (core_ep_failed says which). The context's port going down or
- * active again, a queue pair in error and a change of the port's GID table or LID are also events
- * of their own (core_device_*, after the failures they cause, so endpoints_failed is known); the
- * port's once per change of its state, however often the device repeats a report. Tests feed
- * events through the same dispatch (core_async_inject): Soft-RoCE never reports a queue pair fatal.
+ * epoll set holds the event fd. A device shared by contexts of the process is read by whichever
+ * thread gets to it first, which routes each event to the contexts it concerns (verbs/hca.c);
+ * progress takes what another thread routed here when its inbox count is not zero. Each is counted
+ * and logged, and the endpoints it concerns fail at once with the device's cause (core_ep_failed
+ * says which). The context's port going down or active again, a queue pair in error and a change of
+ * the port's GID table or LID are also events of their own (core_device_*, after the failures they
+ * cause, so endpoints_failed is known); the port's once per change of its state, however often the
+ * device repeats a report. Tests feed events through the same dispatch (core_async_inject):
+ * Soft-RoCE never reports a queue pair fatal.
  */
 #include "core/core.h"
 #include "util/log.h"
@@ -161,6 +164,12 @@ int core_async_poll(ibmsg_context_t ctx)
         async_dispatch(ctx, &ev);
     }
     return count;
+}
+
+void core_async_inject_device(ibmsg_context_t ctx, const struct ibv_async_event *e)
+{
+    verbs_dev_async_route(ctx->dev, e);
+    core_async_poll(ctx);
 }
 
 void core_async_inject(ibmsg_context_t ctx, const struct ibv_async_event *e)

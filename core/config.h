@@ -67,6 +67,9 @@ extern "C" {
     X(relaxed_ordering, "verbs_relaxed_ordering", 1, 0, 1,                                       \
       "1: registrations ask for PCIe relaxed ordering (ignored by devices without it); 0: "      \
       "strict ordering")                                                                         \
+    X(share_device, "verbs_share_device", 1, 0, 1,                                               \
+      "1: contexts of a process that choose the same device share one device context and "       \
+      "protection domain; 0: each context opens its own")                                        \
     X(max_rd_atomic, "verbs_max_rd_atomic", 16, 1, 16,                                           \
       "RDMA READs in flight per queue pair, each direction, at most (the device's limits and "   \
       "the peer's, exchanged at connection, may lower it)")                                      \

@@ -4,6 +4,7 @@
 
 #include "core/core.h"
 #include "util/log.h"
+#include "verbs/async.h"
 #include "verbs/mr.h"
 
 /* Receive buffers come in chunks of this many at least (one registration each). */
@@ -53,11 +54,13 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
     dp.gid_index = (int)ctx->cfg.gid_index;
     dp.netdev = ctx->cfg.netdev[0] != '\0' ? ctx->cfg.netdev : NULL;
     dp.relaxed_ordering = (int)ctx->cfg.relaxed_ordering;
+    dp.share = (int)ctx->cfg.share_device;
     status = verbs_dev_open(&dp, &ctx->dev);
     if (status != IBMSG_OK) {
         goto err_release_config;
     }
     di = verbs_dev_info(ctx->dev);
+    ctx->async_waiting = verbs_dev_async_waiting(ctx->dev);
     status = core_wait_init(ctx);
     if (status != IBMSG_OK) {
         goto err_close_dev;

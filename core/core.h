@@ -243,6 +243,7 @@ struct ibmsg_context_s {
     int wait_fd;                        /* epoll: the completion channel, async events, wake_fd */
     int wake_fd;                        /* eventfd: core_context_wake, from any thread */
     uint8_t port_down; /* the port's last state change read was a port error (core/async.c) */
+    const uint32_t *async_waiting; /* events routed to this context (verbs_dev_async_waiting) */
     core_rma_ctx_t rma;
     core_iov_ctx_t iovs;     /* vector operations' extensions (iov.c) */
     core_ctx_keepalive_t ka; /* failure.c */
@@ -547,7 +548,8 @@ static inline void core_wait_block(struct ibmsg_context_s *ctx, core_waiter_t *w
 
 /* async.c */
 /**
- * Read and handle the device's pending asynchronous events (a syscall each, none blocks): the
+ * Read and handle the device's pending asynchronous events and those another context's thread
+ * routed here (a syscall and the shared device's mutex each, none blocks): the
  * SRQ limit, QP and CQ errors, the port going down or up, its GID table or LID changing.
  * Returns how many were read.
  */
@@ -562,6 +564,13 @@ struct ibv_async_event;
  * to report (Soft-RoCE never reports a queue pair fatal); nothing in the library calls it.
  */
 void core_async_inject(struct ibmsg_context_s *ctx, const struct ibv_async_event *e);
+
+/**
+ * Test-only: e as if ctx's thread had read it from the device, which every context that shares
+ * it gets (a port or device event) or its object's context (verbs/hca.c); ctx handles its share
+ * now (core_async_poll), the others at their next progress.
+ */
+void core_async_inject_device(struct ibmsg_context_s *ctx, const struct ibv_async_event *e);
 
 /**
  * The bytes ctx pins itself, whatever it sends (for the registration cache's share of

@@ -706,6 +706,9 @@ int core_progress(ibmsg_context_t ctx, int *events)
         h = ctx->progress_hook.fn(ctx->progress_hook.arg); /* the job layer: one empty poll idle */
     }
     core_flush_held(ctx); /* what was held goes out before we wait for anything */
+    if (util_unlikely(__atomic_load_n(ctx->async_waiting, __ATOMIC_RELAXED) != 0)) {
+        core_async_poll(ctx); /* another context's thread routed an event here (verbs/hca.c) */
+    }
     n = verbs_cq_poll(ctx->rcq, batch, wcs);
     if (util_unlikely(n < 0)) {
         core_cnt_inc(ctx->cnt, CNT_VERBS_CQ_POLLS);

@@ -17,6 +17,7 @@
 
 #include "core/core.h"
 #include "util/log.h"
+#include "verbs/async.h"
 #include "verbs/notify.h"
 
 enum { WAIT_COMP = 1, WAIT_ASYNC, WAIT_WAKE };
@@ -40,11 +41,16 @@ int core_wait_init(ibmsg_context_t ctx)
         core_wait_cleanup(ctx);
         return IBMSG_ERR_NO_RESOURCE;
     }
+    /* Another context's thread that reads an event of ours from the shared device wakes us. */
+    verbs_dev_set_wake_fd(ctx->dev, ctx->wake_fd);
     return IBMSG_OK;
 }
 
 void core_wait_cleanup(ibmsg_context_t ctx)
 {
+    if (ctx->dev != NULL) {
+        verbs_dev_set_wake_fd(ctx->dev, -1); /* before it is closed: other threads write it */
+    }
     if (ctx->wait_fd >= 0) {
         close(ctx->wait_fd);
     }

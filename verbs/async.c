@@ -1,14 +1,6 @@
 /* Asynchronous device events, read without blocking. */
 #include "verbs/async.h"
 
-#include <errno.h>
-#include <string.h>
-
-#include <ibmsg/status.h>
-
-#include "util/compiler.h"
-#include "util/log.h"
-#include "verbs/fault.h"
 #include "verbs/verbs_priv.h"
 
 void verbs_async_translate(const struct ibv_async_event *e, verbs_async_event_t *ev)
@@ -56,19 +48,6 @@ void verbs_async_translate(const struct ibv_async_event *e, verbs_async_event_t 
         ev->type = VERBS_ASYNC_OTHER;
         break;
     }
-}
-
-int verbs_dev_poll_async(verbs_dev_t *dev, verbs_async_event_t *ev)
-{
-    struct ibv_async_event e;
-
-    /* The fd is non-blocking (verbs_dev_open): EAGAIN means nothing is pending. */
-    if (ibv_get_async_event(dev->ctx, &e) != 0) {
-        return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : verbs_errno_status(errno);
-    }
-    verbs_async_translate(&e, ev);
-    ibv_ack_async_event(&e);
-    return 1;
 }
 
 const char *verbs_async_string(const verbs_async_event_t *ev)

@@ -36,12 +36,31 @@ typedef struct verbs_async_event {
 } verbs_async_event_t;
 
 /**
- * Read and acknowledge one pending event: 1 (ev filled), 0 when none is pending, or an error.
- * One read() syscall: callers gate it.
+ * Read and acknowledge every event pending on the device's fd, route each to the context(s) it
+ * concerns (verbs/hca.c: a shared device has one fd for all its contexts), and take the next
+ * one routed to dev: 1 (ev filled), 0 when none waits for dev, or an error. A read() syscall and
+ * the device's lock: callers gate it (verbs_dev_async_waiting).
  */
 int verbs_dev_poll_async(verbs_dev_t *dev, verbs_async_event_t *ev);
 
 struct ibv_async_event;
+
+/**
+ * Events routed to dev and not yet taken by verbs_dev_poll_async, non-zero when some wait: read
+ * it with a relaxed atomic load (another member's thread may route one at any time, and wakes
+ * dev's wake fd when it does). The address stays valid until verbs_dev_close.
+ */
+const uint32_t *verbs_dev_async_waiting(const verbs_dev_t *dev);
+
+/** The eventfd another member's thread writes after routing an event to dev (-1: none). */
+void verbs_dev_set_wake_fd(verbs_dev_t *dev, int fd);
+
+/**
+ * Test-only: route e as if dev's thread had read it from the device (verbs/hca.c: to the
+ * object's context, or to every context of the device for a port or device event). Each
+ * context takes it with its next verbs_dev_poll_async.
+ */
+void verbs_dev_async_route(verbs_dev_t *dev, const struct ibv_async_event *e);
 
 /** ev from an event as libibverbs reports it (the QP events name e's element.qp). */
 void verbs_async_translate(const struct ibv_async_event *e, verbs_async_event_t *ev);

@@ -40,6 +40,7 @@ int verbs_cq_create(verbs_dev_t *dev, int cqe, verbs_cq_t **cq_p)
         return status;
     }
     cq->notify.cq = cq->cq;
+    cq->notify.owner = dev;
     cq->size = cq->cq->cqe;
     cq->dev = dev;
     cq->inv_flags = IBV_WC_WITH_INV;

@@ -18,6 +18,7 @@
 #include "util/log.h"
 #include "verbs/addr.h"
 #include "verbs/dev_rank.h"
+#include "verbs/hca.h"
 #include "verbs/mw.h"
 #include "verbs/verbs_priv.h"
 
@@ -267,31 +268,30 @@ out_close:
     return status;
 }
 
-/* Open the port the search chose and fill info. Returns a status, logging why it failed. */
+/* Open the device the search chose (or share it, verbs/hca.h) and fill info for its port.
+   Returns a status, logging why it failed. */
 static int open_chosen(struct ibv_device *ibdev, const verbs_dev_params_t *p,
-                       const verbs_port_desc_t *d, struct ibv_context **ctx_p,
-                       verbs_dev_info_t *info)
+                       const verbs_port_desc_t *d, verbs_hca_t **hca_p, verbs_dev_info_t *info)
 {
-    struct ibv_context *ctx = ibv_open_device(ibdev);
     struct ibv_port_attr pa;
-    int status;
+    verbs_hca_t *hca;
+    int status = verbs_hca_acquire(ibdev, p->share, &hca);
 
-    if (ctx == NULL) {
-        util_error("%s: cannot open: %s", d->device, strerror(errno));
-        return IBMSG_ERR_NO_DEVICE;
-    }
-    if (ibv_query_port(ctx, (uint8_t)d->port, &pa) != 0) {
-        util_error("%s port %u: query failed: %s", d->device, d->port, strerror(errno));
-        ibv_close_device(ctx);
-        return IBMSG_ERR_NO_DEVICE;
-    }
-    status = port_setup(ctx, &pa, (uint8_t)d->port, p->gid_index >= 0 ? p->gid_index : d->gid_index,
-                        info);
     if (status != IBMSG_OK) {
-        ibv_close_device(ctx);
         return status;
     }
-    *ctx_p = ctx;
+    if (ibv_query_port(hca->ctx, (uint8_t)d->port, &pa) != 0) {
+        util_error("%s port %u: query failed: %s", d->device, d->port, strerror(errno));
+        verbs_hca_put(hca);
+        return IBMSG_ERR_NO_DEVICE;
+    }
+    status = port_setup(hca->ctx, &pa, (uint8_t)d->port,
+                        p->gid_index >= 0 ? p->gid_index : d->gid_index, info);
+    if (status != IBMSG_OK) {
+        verbs_hca_put(hca);
+        return status;
+    }
+    *hca_p = hca;
     return IBMSG_OK;
 }
 
@@ -392,7 +392,7 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
     struct ibv_device **list;
     found_text_t found = {.len = 0};
     port_search_t search = {.n = 0};
-    struct ibv_context *ctx = NULL;
+    verbs_hca_t *hca = NULL;
     verbs_dev_info_t info;
     verbs_dev_t *dev;
     int num = 0, status = IBMSG_ERR_NOT_FOUND, named = 0, fl;
@@ -438,7 +438,7 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
                       why[i] != NULL ? why[i] : "");
         }
         if (best >= 0) {
-            status = open_chosen(list[search.dev[best]], params, &search.desc[best], &ctx, &info);
+            status = open_chosen(list[search.dev[best]], params, &search.desc[best], &hca, &info);
         }
     }
     ibv_free_device_list(list);
@@ -461,32 +461,22 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
         status = IBMSG_ERR_NO_MEMORY;
         goto err_close;
     }
-    dev->ctx = ctx;
+    dev->hca = hca;
+    dev->ctx = hca->ctx;
+    dev->pd = hca->pd;
+    dev->wake_fd = -1;
     dev->info = info;
     dev->info.relaxed_ordering = params->relaxed_ordering != 0;
     dev->inline_max = UINT32_MAX; /* not known until a QP creation refuses some */
     dev->gid_default = params->gid_index < 0 && info.gid_index >= 0;
     dev->gid_ifindex = ifindex;
-    dev->pd = ibv_alloc_pd(ctx);
-    if (dev->pd == NULL) {
-        status = verbs_errno_status(errno);
-        util_error("%s: ibv_alloc_pd failed: %s", info.name, strerror(errno));
-        goto err_free;
-    }
-    /* Events are read from progress (verbs/async.h), which must never block on them. */
-    fl = fcntl(ctx->async_fd, F_GETFL);
-    if (fl < 0 || fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK) != 0) {
-        status = verbs_errno_status(errno);
-        util_error("%s: the async event fd cannot be made non-blocking: %s", info.name,
-                   strerror(errno));
-        goto err_free_pd;
-    }
-    /* One channel for every CQ of the device (verbs/notify.h), read without blocking too. */
-    dev->chan = ibv_create_comp_channel(ctx);
+    /* One channel for every CQ of this context (verbs/notify.h), read without blocking: the
+       context sleeps on its own CQs only, however many share the device. */
+    dev->chan = ibv_create_comp_channel(hca->ctx);
     if (dev->chan == NULL) {
         status = verbs_errno_status(errno);
         util_error("%s: ibv_create_comp_channel failed: %s", info.name, strerror(errno));
-        goto err_free_pd;
+        goto err_free;
     }
     fl = fcntl(dev->chan->fd, F_GETFL);
     if (fl < 0 || fcntl(dev->chan->fd, F_SETFL, fl | O_NONBLOCK) != 0) {
@@ -498,7 +488,7 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
     if (dev->info.mw_type2) {
         /* Advertised is not usable: bnxt_re and hns report type 2B windows, yet their
            providers cannot allocate one. The rendezvous then registers each message. */
-        status = verbs_mw_probe(dev);
+        status = verbs_hca_mw_probe(dev);
         if (status != IBMSG_OK) {
             util_info("%s: type 2B memory windows advertised but ibv_alloc_mw fails (%s): "
                       "rendezvous keys are registrations of exactly each message",
@@ -514,17 +504,20 @@ int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p)
     util_debug("%s port %u: %s, MTU %u, GID index %d, LID %u", info.name, (unsigned)info.port,
                info.link_layer == VERBS_LINK_ETHERNET ? "RoCE" : "IB",
                verbs_mtu_bytes(info.active_mtu), info.gid_index, (unsigned)info.lid);
+    if (hca->shared) {
+        util_debug("%s: shared by %u context(s) of this process (verbs_share_device)", info.name,
+                   verbs_dev_sharers(dev));
+    }
+    verbs_hca_join(dev);
     *dev_p = dev;
     return IBMSG_OK;
 
 err_destroy_chan:
     ibv_destroy_comp_channel(dev->chan);
-err_free_pd:
-    ibv_dealloc_pd(dev->pd);
 err_free:
     free(dev);
 err_close:
-    ibv_close_device(ctx);
+    verbs_hca_put(hca);
     return status;
 }
 
@@ -533,15 +526,11 @@ void verbs_dev_close(verbs_dev_t *dev)
     if (dev == NULL) {
         return;
     }
-    if (ibv_dealloc_pd(dev->pd) != 0) {
-        util_warn("%s: ibv_dealloc_pd failed: %s (resources still in use)", dev->info.name,
-                  strerror(errno));
-    }
     if (ibv_destroy_comp_channel(dev->chan) != 0) {
         util_warn("%s: ibv_destroy_comp_channel failed: %s (a CQ still uses it)", dev->info.name,
                   strerror(errno));
     }
-    ibv_close_device(dev->ctx);
+    verbs_hca_leave(dev); /* the last context of the device closes it */
     free(dev);
 }
 

@@ -22,6 +22,7 @@ typedef struct verbs_dev_params {
     int gid_index;        /* GID table index, or -1: RoCE v2 IPv4-mapped on Ethernet, 0 on IB */
     const char *netdev;   /* RoCE: only GIDs of this network interface (gid_index -1), or NULL */
     int relaxed_ordering; /* 1: registrations ask for relaxed ordering (verbs/register.c) */
+    int share;            /* 1: share the device with the process's other contexts (hca.c) */
 } verbs_dev_params_t;
 
 /* What was opened. */
@@ -96,14 +97,28 @@ const char *verbs_memlock_hint(int err, char *buf, size_t len);
  * RoCE the first RoCE v2 GID that is IPv4-mapped (then any RoCE v2 GID), only among those of
  * params->netdev when it is given (so that it selects the device and port too), on IB none (LID
  * routing).
+ * The chosen device's ibv_context and protection domain are the process's one for that device
+ * when params->share is 1 and another context of the process has it open (verbs/hca.c); the
+ * completion channel is always this handle's own.
  * Returns IBMSG_OK; IBMSG_ERR_NO_DEVICE when nothing fits, with an error log that names every
  * device and port that was found, its state and why it was not taken; IBMSG_ERR_INVALID for a
  * bad port or GID index.
  */
 int verbs_dev_open(const verbs_dev_params_t *params, verbs_dev_t **dev_p);
 
-/** Release the protection domain and close the device. NULL is ignored. */
+/** Release the handle; the last one of a device releases its protection domain and closes it.
+    NULL is ignored. */
 void verbs_dev_close(verbs_dev_t *dev);
+
+/** The handles (contexts) that have dev's device open through one ibv_context, dev included. */
+unsigned verbs_dev_sharers(const verbs_dev_t *dev);
+
+/** 1 when a and b use one ibv_context and one protection domain, else 0. */
+int verbs_dev_shares_with(const verbs_dev_t *a, const verbs_dev_t *b);
+
+/** Test-only: ibv_open_device calls for devices that contexts use, since the process started
+    (the selection's short-lived opens not counted). */
+uint64_t verbs_dev_opens(void);
 
 /**
  * Query dev's port again after an address event: its LID and the GID new queue pairs take (the

@@ -115,7 +115,8 @@ int verbs_qp_create(verbs_dev_t *dev, verbs_cq_t *send_cq, verbs_cq_t *recv_cq,
     init.send_cq = send_cq->cq;
     init.recv_cq = recv_cq->cq;
     init.qp_type = IBV_QPT_RC;
-    init.sq_sig_all = 0; /* selective signalling */
+    init.qp_context = dev; /* its events go to this context (hca.c) */
+    init.sq_sig_all = 0;   /* selective signalling */
     init.srq = params->srq != NULL ? params->srq->srq : NULL;
     /* Inline bytes are a wish: devices refuse more than they take (rxe: 512), and none says how
      * many it takes. Once found, the device's limit is asked for directly. */

@@ -28,6 +28,7 @@ int verbs_srq_create(verbs_dev_t *dev, uint32_t max_wr, verbs_srq_t **srq_p)
     }
     init.attr.max_wr = UTIL_MIN(max_wr, dev->info.max_srq_wr);
     init.attr.max_sge = 1;
+    init.srq_context = dev; /* its events go to this context (hca.c) */
     srq->srq = ibv_create_srq(dev->pd, &init);
     if (srq->srq == NULL) {
         int err = errno;

@@ -122,10 +122,12 @@ int verbs_ud_create(verbs_dev_t *dev, uint32_t nrecv, uint32_t nsend, verbs_ud_t
         goto err_dereg;
     }
     ud->notify.cq = ud->cq;
+    ud->notify.owner = dev;
     init.send_cq = ud->cq;
     init.recv_cq = ud->cq;
     init.qp_type = IBV_QPT_UD;
-    init.sq_sig_all = 1; /* every send's completion frees its slot */
+    init.qp_context = dev; /* its events go to this context (hca.c) */
+    init.sq_sig_all = 1;   /* every send's completion frees its slot */
     init.cap.max_send_wr = nsend;
     init.cap.max_recv_wr = nrecv;
     init.cap.max_send_sge = 1;

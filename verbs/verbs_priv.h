@@ -7,10 +7,40 @@
 #include "verbs/device.h"
 #include "verbs/qp.h"
 
-struct verbs_dev {
+#include <pthread.h>
+#include <sys/types.h>
+
+#include "verbs/async.h"
+
+/*
+ * One opened device (its ibv_context and protection domain), shared by the contexts of a process
+ * that chose it (verbs_dev_t, one per context: verbs/hca.c), or one context's own when sharing is
+ * off. Its lock guards the members, their inboxes and reading the async fd.
+ */
+typedef struct verbs_hca {
+    struct verbs_hca *next; /* the process's table of shared devices (hca.c) */
+    char name[64];
     struct ibv_context *ctx;
     struct ibv_pd *pd;
+    unsigned refs; /* its members (under the table's lock) */
+    pid_t pid;     /* the process that opened it: a forked child opens its own (hca.c) */
+    int shared;    /* in the table: later contexts that choose it join */
+    int mw_status; /* verbs_mw_probe's result, once per device; 1: not probed yet */
+    pthread_mutex_t lock;
+    struct verbs_dev *members;
+} verbs_hca_t;
+
+struct verbs_dev {
+    struct ibv_context *ctx; /* the hca's, copied: every verbs call names it */
+    struct ibv_pd *pd;       /* the hca's too */
+    verbs_hca_t *hca;
+    struct verbs_dev *next_member;
     struct ibv_comp_channel *chan; /* every CQ's events (verbs/notify.h); fd non-blocking */
+    /* Events routed to this member and not yet taken (verbs_dev_poll_async), under hca->lock;
+       inbox_n is also read without it (verbs_dev_async_waiting: a relaxed load). */
+    verbs_async_event_t *inbox;
+    uint32_t inbox_n, inbox_cap;
+    int wake_fd; /* written when another member's thread routes an event here; -1: none */
     verbs_dev_info_t info;
     uint32_t inline_max;  /* inline bytes its QPs take at most, once a creation found it (qp.c) */
     int gid_default;      /* the GID was chosen by default (RoCE, gid_index -1): choose again */
@@ -24,6 +54,7 @@ struct verbs_dev {
  */
 typedef struct verbs_cq_notify {
     struct ibv_cq *cq;
+    struct verbs_dev *owner; /* whose context a CQ event goes to (hca.c) */
     unsigned unacked;
     int armed;
 } verbs_cq_notify_t;

@@ -83,7 +83,7 @@ TEST(DeviceSelection, DefaultIsTheFirstUsablePortAndItsRoceV2Gid)
     if (names.empty()) {
         IBMSG_TEST_MISSING("no RDMA device");
     }
-    verbs_dev_params_t p{nullptr, 0, -1, nullptr, 1};
+    verbs_dev_params_t p{nullptr, 0, -1, nullptr, 1, 1};
     Opened o;
     ASSERT_EQ(verbs_dev_open(&p, &o.dev), IBMSG_OK);
     const verbs_dev_info_t *info = verbs_dev_info(o.dev);
@@ -113,7 +113,7 @@ TEST(DeviceSelection, ANamedDeviceIsTheOneOpened)
         IBMSG_TEST_MISSING("no RDMA device");
     }
     std::string name = named_device(names);
-    verbs_dev_params_t p{name.c_str(), 0, -1, nullptr, 1};
+    verbs_dev_params_t p{name.c_str(), 0, -1, nullptr, 1, 1};
     Opened o;
     ASSERT_EQ(verbs_dev_open(&p, &o.dev), IBMSG_OK);
     const verbs_dev_info_t *info = verbs_dev_info(o.dev);
@@ -132,7 +132,7 @@ TEST(DeviceSelection, AnUnknownNameIsNoDeviceAndNamesWhatWasFound)
     for (const auto &n : names) {
         found += " " + n;
     }
-    verbs_dev_params_t p{"no_such_dev9", 0, -1, nullptr, 1};
+    verbs_dev_params_t p{"no_such_dev9", 0, -1, nullptr, 1, 1};
     verbs_dev_t *dev = nullptr;
     LogCapture log;
     EXPECT_EQ(verbs_dev_open(&p, &dev), IBMSG_ERR_NO_DEVICE);
@@ -156,7 +156,7 @@ TEST(DeviceSelection, ANetdevChoosesItsDeviceAndGid)
     ASSERT_LT(index, 256) << name << " has no RoCE v2 IPv4-mapped GID";
     std::string netdev = sysfs(name, 1, "gid_attrs/ndevs/" + std::to_string(index));
     ASSERT_FALSE(netdev.empty());
-    verbs_dev_params_t p{nullptr, 0, -1, netdev.c_str(), 1};
+    verbs_dev_params_t p{nullptr, 0, -1, netdev.c_str(), 1, 1};
     Opened o;
     ASSERT_EQ(verbs_dev_open(&p, &o.dev), IBMSG_OK);
     const verbs_dev_info_t *info = verbs_dev_info(o.dev);
@@ -166,7 +166,7 @@ TEST(DeviceSelection, ANetdevChoosesItsDeviceAndGid)
 
 TEST(DeviceSelection, AnUnknownNetdevIsNoDevice)
 {
-    verbs_dev_params_t p{nullptr, 0, -1, "no_such_if9", 1};
+    verbs_dev_params_t p{nullptr, 0, -1, "no_such_if9", 1, 1};
     verbs_dev_t *dev = nullptr;
     LogCapture log;
     EXPECT_EQ(verbs_dev_open(&p, &dev), IBMSG_ERR_NO_DEVICE);
