@@ -208,6 +208,9 @@ struct ibmsg_context_s {
     /* The shared receive queue (NULL: per-endpoint receive queues, core/srq.h). */
     verbs_srq_t *srq;
     uint32_t srq_posted; /* buffers posted now */
+    /* SRQ buffers put back into the pool during this poll of the receive CQ: they leave
+       verbs_buf_pool_in_use in one update per poll (core_pool_returned_flush), before any rise. */
+    uint32_t pool_returned;
     uint32_t
         srq_target;     /* what refills bring it back to: core_srq_depth, doubled on limit events */
     uint32_t srq_max;   /* core_srq_max, capped by the device */
@@ -465,6 +468,33 @@ static inline void core_srq_consumed(struct ibmsg_ep_s *ep)
         ep->srq_lent = data;
     }
 }
+/*
+ * An SRQ buffer went back to the pool during a poll of the receive CQ. Only falls of
+ * verbs_buf_pool_in_use happen between such a return and the end of its poll (a rise flushes
+ * first: core_pool_returned_flush), so one update per poll gives the same level and marks.
+ */
+static UTIL_ALWAYS_INLINE void core_pool_returned(struct ibmsg_context_s *ctx)
+{
+#if IBMSG_HAVE_CORE_COUNTERS
+    ctx->pool_returned++;
+#else
+    (void)ctx;
+#endif
+}
+
+/** Move verbs_buf_pool_in_use by the returns of the poll so far (at its end, before a rise). */
+static UTIL_ALWAYS_INLINE void core_pool_returned_flush(struct ibmsg_context_s *ctx)
+{
+#if IBMSG_HAVE_CORE_COUNTERS
+    if (ctx->pool_returned != 0) {
+        core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -(int64_t)ctx->pool_returned);
+        ctx->pool_returned = 0;
+    }
+#else
+    (void)ctx;
+#endif
+}
+
 /** Whether a data message may be posted on ep now. */
 static inline int core_ep_can_send(struct ibmsg_ep_s *ep)
 {
