@@ -455,18 +455,18 @@ EMPTY_LOOP, EMPTY_TEST, EMPTY_MARK = "perf_poll_empty", "ibmsg_request_test", "c
 
 def waiting(path):
     """(empty progress calls in the interval, instructions of one, the loop's tests) of a run
-    with --empty-polls, or None: the calls of core_keepalive_idle less the loop's, and the loop
-    of empty polls after the interval (each of its calls finds nothing: the peer is done)
-    divided by its tests."""
-    calls = callgrind_calls(path)
-    if not calls:
+    with --empty-polls, or None: the calls of core_keepalive_idle in the interval's dump
+    (path + ".1"), and the loop of empty polls in the second dump (each of its calls finds
+    nothing: the peer is done) divided by its tests."""
+    interval, loop = callgrind_calls(path + ".1"), callgrind_calls(path + ".2")
+    if interval is None or not loop:
         return None
-    empty = sum(c[0] for (_, callee), c in calls.items() if callee == EMPTY_MARK)
-    loop = sum(c[1] for (_, callee), c in calls.items() if callee == EMPTY_LOOP)
-    tests = calls.get((EMPTY_LOOP, EMPTY_TEST), [0, 0])[0]
-    if tests == 0 or loop == 0 or empty < tests:
+    empty = sum(c[0] for (_, callee), c in interval.items() if callee == EMPTY_MARK)
+    cost = sum(c[1] for (_, callee), c in loop.items() if callee == EMPTY_LOOP)
+    tests = loop.get((EMPTY_LOOP, EMPTY_TEST), [0, 0])[0]
+    if tests == 0 or cost == 0:
         return None
-    return empty - tests, loop / float(tests), tests
+    return empty, cost / float(tests), tests
 
 
 def bench_events_lines(out_dir):
@@ -507,9 +507,9 @@ def events_instructions(ir, on_tool, off_tool, out_dir):
 def waiting_free(ir, out_dir, tools, side, test, size):
     """Instructions per message with the waiting left out, of each of tools: ((per message,
     empty calls per message, instructions of an empty call) or None, ...); None when the runs
-    have no --empty-polls (two runs of n1 and n2 messages measured everything: the old method).
-    A run's total less its empty calls times the cost of one, divided by its messages; with two
-    runs, the difference of those over the difference of the messages."""
+    have no --empty-polls dumps (two runs of n1 and n2 messages measured everything: the old
+    method). A run's interval less its empty calls times the cost of one, divided by its
+    messages; with two runs, the difference of those over the difference of the messages."""
     result, probed = [], False
     for t in tools:
         runs = ir.get((t, side, test, size), {})
@@ -519,7 +519,7 @@ def waiting_free(ir, out_dir, tools, side, test, size):
                                      % (t, side, test, size, n)))
             if w is not None:
                 probed = True
-                adj[n] = (runs[n] - (w[0] + w[2]) * w[1], w[0], w[1])  # the loop too
+                adj[n] = (runs[n] - w[0] * w[1], w[0], w[1])
         if not adj or len(adj) < len(runs):
             result.append(None)
             continue

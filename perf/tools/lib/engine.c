@@ -29,21 +29,29 @@
 #include "perf/tools/lib/report.h"
 #include "perf/tools/lib/stamp.h"
 
-/* --empty-polls under callgrind --collect-atstart=no: collect the measured interval and the
-   empty polls only (start-up, the session's start and stop and the report are left out). */
+/* --empty-polls under callgrind: the measured interval and the empty polls after it each in a
+   dump of their own (OUT.1 and OUT.2 of --callgrind-out-file=OUT), costs and calls counted from
+   zero (start-up, the session's start and stop and the report are left out). */
 #if defined(__has_include)
 #if __has_include(<valgrind/callgrind.h>)
 #include <valgrind/callgrind.h>
-#define PERF_COLLECT_TOGGLE(o)        \
-    do {                              \
-        if ((o)->empty_polls > 0) {   \
-            CALLGRIND_TOGGLE_COLLECT; \
-        }                             \
+#define PERF_COLLECT_BEGIN(o)       \
+    do {                            \
+        if ((o)->empty_polls > 0) { \
+            CALLGRIND_ZERO_STATS;   \
+        }                           \
+    } while (0)
+#define PERF_COLLECT_END(o, what)          \
+    do {                                   \
+        if ((o)->empty_polls > 0) {        \
+            CALLGRIND_DUMP_STATS_AT(what); \
+        }                                  \
     } while (0)
 #endif
 #endif
-#ifndef PERF_COLLECT_TOGGLE
-#define PERF_COLLECT_TOGGLE(o) ((void)(o))
+#ifndef PERF_COLLECT_BEGIN
+#define PERF_COLLECT_BEGIN(o)     ((void)(o))
+#define PERF_COLLECT_END(o, what) ((void)(o))
 #endif
 
 /* Tags within IBMSG_TAG_COMPACT_MAX: no header bytes on the wire, as perftest sends none. */
@@ -364,9 +372,9 @@ static int perf_empty_polls(const perf_options_t *o, perf_conn_t *c)
     /* The first n, not collected, do what the interval left behind (held reposts, credit
        returns, a pending refill of the shared receive queue); the next n are measured. */
     perf_poll_empty(&req, o->empty_polls);
-    PERF_COLLECT_TOGGLE(o);
+    PERF_COLLECT_BEGIN(o);
     perf_poll_empty(&req, o->empty_polls);
-    PERF_COLLECT_TOGGLE(o);
+    PERF_COLLECT_END(o, "empty polls");
     ret = ibmsg_request_cancel(req);
     if (ret == IBMSG_OK) {
         ret = ibmsg_request_wait(&req, NULL);
@@ -398,7 +406,7 @@ static int perf_bw_client(const perf_options_t *o, perf_conn_t *c, perf_counters
         perf_fail("start counters", ret);
         goto out;
     }
-    PERF_COLLECT_TOGGLE(o);
+    PERF_COLLECT_BEGIN(o);
     t0 = perf_now();
     end = t0 + o->duration;
     while (done < limit || done < posted) {
@@ -443,7 +451,7 @@ static int perf_bw_client(const perf_options_t *o, perf_conn_t *c, perf_counters
     }
     ret = ibmsg_tag_recv(c->ctx, c->ep, NULL, 0, PERF_TAG_ACK, IBMSG_TAG_MASK_EXACT, NULL);
     t1 = perf_now();
-    PERF_COLLECT_TOGGLE(o);
+    PERF_COLLECT_END(o, "interval");
     if (ret == IBMSG_OK) {
         ret = perf_empty_polls(o, c);
     }
@@ -497,7 +505,7 @@ static int perf_bw_server(const perf_options_t *o, perf_conn_t *c, perf_counters
         perf_fail("start counters", ret);
         goto out;
     }
-    PERF_COLLECT_TOGGLE(o);
+    PERF_COLLECT_BEGIN(o);
     t0 = perf_now();
     while (done < limit && !ended) {
         ibmsg_tag_status_t st;
@@ -536,7 +544,7 @@ static int perf_bw_server(const perf_options_t *o, perf_conn_t *c, perf_counters
     }
     ret = ibmsg_tag_send(c->ep, NULL, 0, PERF_TAG_ACK);
     t1 = perf_now();
-    PERF_COLLECT_TOGGLE(o);
+    PERF_COLLECT_END(o, "interval");
     if (ret == IBMSG_OK) {
         ret = perf_empty_polls(o, c);
     }
@@ -611,7 +619,7 @@ static int perf_lat_run(const perf_options_t *o, perf_conn_t *c, perf_counters_t
         perf_fail("start counters", ret);
         goto out;
     }
-    PERF_COLLECT_TOGGLE(o);
+    PERF_COLLECT_BEGIN(o);
     stamp[0] = perf_stamp(&clk);
     t0 = now = perf_stamp_anchor(&clk, 0, stamp[0]);
     for (i = 0; i < limit && i < cap; i++) {
@@ -673,7 +681,7 @@ static int perf_lat_run(const perf_options_t *o, perf_conn_t *c, perf_counters_t
         }
         res->msgs_sent++;
     }
-    PERF_COLLECT_TOGGLE(o);
+    PERF_COLLECT_END(o, "interval");
     if ((ret = perf_empty_polls(o, c)) != IBMSG_OK) {
         goto out;
     }
