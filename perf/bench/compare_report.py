@@ -449,6 +449,11 @@ def callgrind_calls(path):
     return calls
 
 
+# Instructions by which an empty progress call in a wait loop (a tool's test loop,
+# ibmsg_request_wait's) may differ from one of the --empty-polls loop: their loops' own
+# instructions differ by 2.4 to 2.7 per call in send_lat (callgrind, 2026-11-26).
+WAIT_LOOP_RESIDUE = 3.0
+
 # The tools' --empty-polls loop and the library function every empty progress call makes.
 EMPTY_LOOP, EMPTY_TEST, EMPTY_MARK = "perf_poll_empty", "ibmsg_request_test", "core_keepalive_idle"
 
@@ -533,6 +538,9 @@ def waiting_free(ir, out_dir, tools, side, test, size):
         result.append((per, e, statistics.mean(a[2] for a in adj.values())))
     if not probed:
         return None
+    runs = [sorted(ir.get((t, side, test, size), {})) for t in tools]
+    if any(r != runs[0] for r in runs):  # one build's single run against the other's two
+        return tuple(None for _ in tools)
     return tuple(result)
 
 
@@ -571,11 +579,17 @@ def instructions_table(out_dir, rates_on, kind):
                 (on, e_on, c_on), (off, e_off, c_off) = got
                 per[(tool, test, size, side)] = (on, off)
                 pct = (on - off) / off * 100
+                verdict = "met" if pct <= COST_TARGET_PCT else "NOT met"
+                # What the subtraction leaves: an empty call inside a wait loop costs a few
+                # instructions more or less than one of the empty polls' loop.
+                residue = WAIT_LOOP_RESIDUE * (abs(e_on) + abs(e_off))
+                if abs(on - off - COST_TARGET_PCT / 100 * off) <= residue:
+                    verdict += " (not decided: within the residue)"
                 out.append("  %s on %6.0f, off %6.0f: %+5.0f instructions, %+6.2f%%: %s; left "
                            "out: %.2f empty calls per message on (%.0f instructions each), "
-                           "%.2f off (%.0f)" % (name, on, off, on - off, pct,
-                                                "met" if pct <= COST_TARGET_PCT else "NOT met",
-                                                e_on, c_on, e_off, c_off))
+                           "%.2f off (%.0f); residue +-%.0f" % (name, on, off, on - off, pct,
+                                                                verdict, e_on, c_on, e_off,
+                                                                c_off, residue))
                 continue
             vals, polls = {}, {}
             for t in (tool, off_tool):

@@ -180,12 +180,15 @@ def main():
             callgrind_probed(out, tool, side, test, 8, n, empty, loop_ir, 1000)
         callgrind(out, "ibmsg_off", "receiver", "bw", 8, 600, 40)
         text = report(out)
+        # The residue: 3 instructions per empty call of either build, +-2.5 and +-172.5; the
+        # target is 14 and 40.2 instructions: 21 is 7 over it, 30 is 10.2 under it.
         expect(text, "send_bw 8 B                    sender   on    721, off    700:   +21 "
                      "instructions,  +3.00%: NOT met; left out: 0.33 empty calls per message on "
-                     "(104 instructions each), 0.50 off (88)")
+                     "(104 instructions each), 0.50 off (88); residue +-2")
         expect(text, "send_lat 8 B                   sender   on   2040, off   2010:   +30 "
-                     "instructions,  +1.49%: met; left out: 27.50 empty calls per message on "
-                     "(110 instructions each), 30.00 off (90)")
+                     "instructions,  +1.49%: met (not decided: within the residue); left out: "
+                     "27.50 empty calls per message on (110 instructions each), 30.00 off (90); "
+                     "residue +-172")
         expect(text, "send_bw 8 B                    receiver n/a (a run failed, was not made or "
                      "has no empty polls: see raw/ir_*)")
         expect(text, "21 instructions are 21 ns")
