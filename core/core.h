@@ -208,6 +208,9 @@ struct ibmsg_context_s {
     /* The shared receive queue (NULL: per-endpoint receive queues, core/srq.h). */
     verbs_srq_t *srq;
     uint32_t srq_posted; /* buffers posted now */
+    /* SRQ buffers put back into the pool during this poll of the receive CQ: they leave
+       verbs_buf_pool_in_use in one update per poll (core_pool_returned_flush), before any rise. */
+    uint32_t pool_returned;
     uint32_t
         srq_target;     /* what refills bring it back to: core_srq_depth, doubled on limit events */
     uint32_t srq_max;   /* core_srq_max, capped by the device */
@@ -466,6 +469,33 @@ static inline void core_srq_consumed(struct ibmsg_ep_s *ep)
         ep->srq_lent = data;
     }
 }
+/*
+ * An SRQ buffer went back to the pool during a poll of the receive CQ. Only falls of
+ * verbs_buf_pool_in_use happen between such a return and the end of its poll (a rise flushes
+ * first: core_pool_returned_flush), so one update per poll gives the same level and marks.
+ */
+static UTIL_ALWAYS_INLINE void core_pool_returned(struct ibmsg_context_s *ctx)
+{
+#if IBMSG_HAVE_CORE_COUNTERS
+    ctx->pool_returned++;
+#else
+    (void)ctx;
+#endif
+}
+
+/** Move verbs_buf_pool_in_use by the returns of the poll so far (at its end, before a rise). */
+static UTIL_ALWAYS_INLINE void core_pool_returned_flush(struct ibmsg_context_s *ctx)
+{
+#if IBMSG_HAVE_CORE_COUNTERS
+    if (ctx->pool_returned != 0) {
+        core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -(int64_t)ctx->pool_returned);
+        ctx->pool_returned = 0;
+    }
+#else
+    (void)ctx;
+#endif
+}
+
 /** Whether a data message may be posted on ep now. */
 static inline int core_ep_can_send(struct ibmsg_ep_s *ep)
 {
@@ -585,6 +615,24 @@ uint64_t core_context_pinned(const struct ibmsg_context_s *ctx, int srq);
 void core_keepalive_init(struct ibmsg_context_s *ctx);
 /** The keepalive check, out of line: probe the endpoints silent for the interval. */
 void core_keepalive_run(struct ibmsg_context_s *ctx, uint64_t now_ns);
+/** Read the coarse clock and run the keepalive check when it is due; the countdown restarts. */
+static UTIL_ALWAYS_INLINE void core_keepalive_due(struct ibmsg_context_s *ctx)
+{
+    ctx->ka.countdown = CORE_KA_CALLS;
+    uint64_t now = core_coarse_now_ns();
+    if (util_unlikely(now >= ctx->ka.deadline_ns)) {
+        core_keepalive_run(ctx, now);
+    }
+}
+
+/**
+ * core_keepalive_due for a progress call that found nothing (both polls empty), out of line:
+ * such a call is waiting, and perf/bench/compare --counters-cost counts a side's empty progress
+ * calls as the calls of this function (callgrind), to leave the waiting out of its instructions
+ * per message. Never inlined, in every build.
+ */
+UTIL_NOINLINE void core_keepalive_idle(struct ibmsg_context_s *ctx);
+
 /**
  * Called by progress after its polls (idle: both came back empty): every CORE_KA_CALLS calls,
  * or when idle, read the coarse clock and run the check when it is due. No syscall (the coarse
@@ -592,13 +640,10 @@ void core_keepalive_run(struct ibmsg_context_s *ctx, uint64_t now_ns);
  */
 static UTIL_ALWAYS_INLINE void core_keepalive_poll(struct ibmsg_context_s *ctx, int idle)
 {
-    if (util_likely(--ctx->ka.countdown != 0) && !idle) {
-        return;
-    }
-    ctx->ka.countdown = CORE_KA_CALLS;
-    uint64_t now = core_coarse_now_ns();
-    if (util_unlikely(now >= ctx->ka.deadline_ns)) {
-        core_keepalive_run(ctx, now);
+    if (idle) {
+        core_keepalive_idle(ctx);
+    } else if (util_unlikely(--ctx->ka.countdown == 0)) {
+        core_keepalive_due(ctx);
     }
 }
 

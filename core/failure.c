@@ -34,6 +34,11 @@ static void keepalive_probe(ibmsg_ep_t ep, uint64_t now)
                (unsigned long long)(ep->ctx->ka.interval_ns / 1000000u));
 }
 
+void core_keepalive_idle(ibmsg_context_t ctx)
+{
+    core_keepalive_due(ctx);
+}
+
 void core_keepalive_run(ibmsg_context_t ctx, uint64_t now)
 {
     const uint64_t interval = ctx->ka.interval_ns;

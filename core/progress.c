@@ -32,7 +32,7 @@ static UTIL_ALWAYS_INLINE void ep_queue_repost(ibmsg_ep_t ep, core_rdesc_t *d)
 
     if (ctx->srq != NULL) {
         verbs_pool_put(ctx->rpool, &d->buf);
-        core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
+        core_pool_returned(ctx); /* counted at the end of the poll */
         core_srq_consumed(ep);
     } else {
         ep->repost[ep->nrepost++] = d;
@@ -263,11 +263,13 @@ static inline ibmsg_ep_t srq_taken(ibmsg_context_t ctx, core_rdesc_t *d, const v
     return d->ep;
 }
 
-/* The n buffers of a poll of the receive CQ left the SRQ (every completion there is one). */
+/* The n buffers of a poll of the receive CQ left the SRQ (every completion there is one); those
+   that went back to the pool leave verbs_buf_pool_in_use. */
 static inline void srq_polled(ibmsg_context_t ctx, int n)
 {
     if (n > 0) {
         core_level_add(ctx->cnt, CNT_CORE_SRQ_POSTED, -(int64_t)n);
+        core_pool_returned_flush(ctx);
     }
 }
 
@@ -423,6 +425,7 @@ static UTIL_ALWAYS_INLINE int post_msg(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_
         if (util_unlikely(b == NULL)) {
             return IBMSG_ERR_NO_RESOURCE;
         }
+        core_pool_returned_flush(ctx); /* a send during a poll: its returns fall first */
         core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, 1);
     }
     /* Owed credits ride along: with an SRQ, those its budget has room for (core/srq.c). */

@@ -29,9 +29,35 @@
 #include "perf/tools/lib/report.h"
 #include "perf/tools/lib/stamp.h"
 
+/* --empty-polls under callgrind: the measured interval and the empty polls after it each in a
+   dump of their own (OUT.1 and OUT.2 of --callgrind-out-file=OUT), costs and calls counted from
+   zero (start-up, the session's start and stop and the report are left out). */
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define PERF_COLLECT_BEGIN(o)       \
+    do {                            \
+        if ((o)->empty_polls > 0) { \
+            CALLGRIND_ZERO_STATS;   \
+        }                           \
+    } while (0)
+#define PERF_COLLECT_END(o, what)          \
+    do {                                   \
+        if ((o)->empty_polls > 0) {        \
+            CALLGRIND_DUMP_STATS_AT(what); \
+        }                                  \
+    } while (0)
+#endif
+#endif
+#ifndef PERF_COLLECT_BEGIN
+#define PERF_COLLECT_BEGIN(o)     ((void)(o))
+#define PERF_COLLECT_END(o, what) ((void)(o))
+#endif
+
 /* Tags within IBMSG_TAG_COMPACT_MAX: no header bytes on the wire, as perftest sends none. */
 #define PERF_TAG_DATA     1u
 #define PERF_TAG_ACK      2u
+#define PERF_TAG_NEVER    3u /* --empty-polls: a receive nothing is sent to */
 #define PERF_PARAMS_MAGIC 0x69626d7366ull
 
 /* What the client runs, sent to the server so both sides agree (validated there). */
@@ -313,6 +339,50 @@ static void perf_peak_add(perf_peak_t *p)
     p->t[slot] = now;
 }
 
+/* n tests of a receive nothing is sent to: each one progress call that finds nothing (the peer
+   is done). Its own function, so that callgrind gives its instructions apart. */
+static __attribute__((noinline)) void perf_poll_empty(ibmsg_request_t *req, long n)
+{
+    for (long i = 0; i < n; i++) {
+        int complete = 0;
+
+        if (ibmsg_request_test(req, &complete, NULL) != IBMSG_OK || complete) {
+            break;
+        }
+    }
+}
+
+/*
+ * --empty-polls: after the interval, with the session as it was in it, what a progress call
+ * that finds nothing costs; perf/bench/compare --counters-cost subtracts that from the interval
+ * for each such call in it (core_keepalive_idle counts them), so the waiting is left out.
+ */
+static int perf_empty_polls(const perf_options_t *o, perf_conn_t *c)
+{
+    ibmsg_request_t req = IBMSG_REQUEST_NULL;
+    int ret;
+
+    if (o->empty_polls == 0) {
+        return IBMSG_OK;
+    }
+    ret = ibmsg_tag_irecv(c->ctx, c->ep, NULL, 0, PERF_TAG_NEVER, IBMSG_TAG_MASK_EXACT, &req);
+    if (ret != IBMSG_OK) {
+        return perf_fail("post the receive of --empty-polls", ret);
+    }
+    /* The first n, not collected, do what the interval left behind (held reposts, credit
+       returns, a pending refill of the shared receive queue); the next n are measured. */
+    perf_poll_empty(&req, o->empty_polls);
+    PERF_COLLECT_BEGIN(o);
+    perf_poll_empty(&req, o->empty_polls);
+    PERF_COLLECT_END(o, "empty polls");
+    ret = ibmsg_request_cancel(req);
+    if (ret == IBMSG_OK) {
+        ret = ibmsg_request_wait(&req, NULL);
+    }
+    return ret == IBMSG_ERR_CANCELED ? IBMSG_OK
+                                     : perf_fail("cancel the receive of --empty-polls", ret);
+}
+
 static int perf_bw_client(const perf_options_t *o, perf_conn_t *c, perf_counters_t *pc, size_t size,
                           perf_row_t *row, perf_result_t *res)
 {
@@ -336,6 +406,7 @@ static int perf_bw_client(const perf_options_t *o, perf_conn_t *c, perf_counters
         perf_fail("start counters", ret);
         goto out;
     }
+    PERF_COLLECT_BEGIN(o);
     t0 = perf_now();
     end = t0 + o->duration;
     while (done < limit || done < posted) {
@@ -380,6 +451,10 @@ static int perf_bw_client(const perf_options_t *o, perf_conn_t *c, perf_counters
     }
     ret = ibmsg_tag_recv(c->ctx, c->ep, NULL, 0, PERF_TAG_ACK, IBMSG_TAG_MASK_EXACT, NULL);
     t1 = perf_now();
+    PERF_COLLECT_END(o, "interval");
+    if (ret == IBMSG_OK) {
+        ret = perf_empty_polls(o, c);
+    }
     if (pc != NULL && (stop = perf_counters_stop(pc)) != IBMSG_OK) {
         ret = perf_fail("stop counters", stop);
         goto out;
@@ -430,6 +505,7 @@ static int perf_bw_server(const perf_options_t *o, perf_conn_t *c, perf_counters
         perf_fail("start counters", ret);
         goto out;
     }
+    PERF_COLLECT_BEGIN(o);
     t0 = perf_now();
     while (done < limit && !ended) {
         ibmsg_tag_status_t st;
@@ -468,6 +544,10 @@ static int perf_bw_server(const perf_options_t *o, perf_conn_t *c, perf_counters
     }
     ret = ibmsg_tag_send(c->ep, NULL, 0, PERF_TAG_ACK);
     t1 = perf_now();
+    PERF_COLLECT_END(o, "interval");
+    if (ret == IBMSG_OK) {
+        ret = perf_empty_polls(o, c);
+    }
     if (pc != NULL && (stop = perf_counters_stop(pc)) != IBMSG_OK) {
         ret = perf_fail("stop counters", stop);
         goto out;
@@ -539,6 +619,7 @@ static int perf_lat_run(const perf_options_t *o, perf_conn_t *c, perf_counters_t
         perf_fail("start counters", ret);
         goto out;
     }
+    PERF_COLLECT_BEGIN(o);
     stamp[0] = perf_stamp(&clk);
     t0 = now = perf_stamp_anchor(&clk, 0, stamp[0]);
     for (i = 0; i < limit && i < cap; i++) {
@@ -599,6 +680,10 @@ static int perf_lat_run(const perf_options_t *o, perf_conn_t *c, perf_counters_t
             goto out;
         }
         res->msgs_sent++;
+    }
+    PERF_COLLECT_END(o, "interval");
+    if ((ret = perf_empty_polls(o, c)) != IBMSG_OK) {
+        goto out;
     }
     if (pc != NULL && (stop = perf_counters_stop(pc)) != IBMSG_OK) {
         ret = perf_fail("stop counters", stop);

@@ -17,6 +17,7 @@ enum {
     OPT_COUNTERS,
     OPT_IDLE_SESSION,
     OPT_JSON,
+    OPT_EMPTY_POLLS,
 };
 
 static const struct option perf_long_options[] = {
@@ -40,6 +41,7 @@ static const struct option perf_long_options[] = {
     {"counters", optional_argument, NULL, OPT_COUNTERS},
     {"idle-session", no_argument, NULL, OPT_IDLE_SESSION},
     {"json", required_argument, NULL, OPT_JSON},
+    {"empty-polls", required_argument, NULL, OPT_EMPTY_POLLS},
     {"atomic_type", required_argument, NULL, 'A'},
     {"outs", required_argument, NULL, 'o'},
     {NULL, 0, NULL, 0},
@@ -158,6 +160,10 @@ void perf_options_usage(perf_test_t test, const char *prog, FILE *out)
             "                           and papi (every class), never read: an idle tool's cost\n"
             "      --json=<file|->      write results and counters as JSON (\"-\": stdout, the\n"
             "                           report then goes to stderr)\n"
+            "      --empty-polls=<n>    after the interval, 2n progress calls that find nothing;\n"
+            "                           under callgrind the interval and the last n are\n"
+            "                           dumped apart, each from zero (perf/bench/compare\n"
+            "                           --counters-cost: what an empty call costs)\n"
             "  -h, --help               this text\n"
             "%s"
             "Both sides must be given the same -s/-n/-a/-D (checked at connection).\n",
@@ -435,6 +441,16 @@ int perf_options_parse(perf_options_t *o, perf_test_t test, int argc, char **arg
             break;
         case OPT_IDLE_SESSION:
             o->idle_session = true;
+            break;
+        case OPT_EMPTY_POLLS:
+            if (test != PERF_TEST_SEND_BW && test != PERF_TEST_SEND_LAT) {
+                fprintf(err, "%s: --empty-polls applies to send_bw and send_lat only\n", prog);
+                return PERF_PARSE_ERROR;
+            }
+            if (perf_parse_long("--empty-polls", optarg, 1, 10000000, &v, err) != 0) {
+                return PERF_PARSE_ERROR;
+            }
+            o->empty_polls = v;
             break;
         case OPT_JSON:
             if (optarg[0] == '\0') {

@@ -88,6 +88,9 @@ typedef struct perf_options {
     bool counters;
     char counter_categories[256]; /* comma separated; empty: core, verbs, nic, papi */
     bool idle_session;            /* every class started, never read (without --counters) */
+    long empty_polls;             /* --empty-polls: 2n progress calls that find nothing after the
+                                     interval; under callgrind the interval and the last n are
+                                     dumped apart (0: neither) */
     const char *json_path;        /* NULL: no JSON; "-": stdout */
 } perf_options_t;
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """perf/bench/compare_report.py --counters-cost (and --events-cost) on a results directory made
 here with known numbers: the medians, the per-repetition ratios, the instructions per message of
-each line (difference of two runs) with its percent and met / NOT met against the 2 % target
-(undecidable when the two builds' progress calls per message differ: they waited), bench_counters'
-update cost and the estimate, exactly; a failed callgrind run gives n/a for its side, without
+each line with its percent and met / NOT met against the 2 % target: with --empty-polls' dumps
+the interval less its empty progress calls at the cost of one (one run, or the difference of two),
+without (two runs of everything) undecidable when the two builds' progress calls per message
+differ (they waited); bench_counters' update cost and the estimate, exactly; a failed callgrind run gives n/a for its side, without
 instructions.tsv that part is absent, and fewer
 than 3 runs of a build decide nothing."""
 import os
@@ -67,6 +68,22 @@ def callgrind(out, tool, side, test, size, n, progress_calls):
         f.write("events: Ir\nfn=(1) main\n0 10\ncfn=(2) core_progress\ncalls=%d 0\n0 5\n"
                 "fn=(2)\n0 7\nfn=(3) perf_run\ncfn=(2)\ncalls=%d 0\n0 5\n"
                 % (half, progress_calls - half))
+
+
+def callgrind_probed(out, tool, side, test, size, n, empty, loop_ir, tests):
+    """The two dumps of a run with --empty-polls: the interval's (.1), with core_keepalive_idle
+    called empty times (from two sites), and the empty polls' (.2), perf_poll_empty's loop of
+    tests calls of ibmsg_request_test costing loop_ir in all."""
+    path = os.path.join(out, "raw", "ir_%s_%s_%s_%d_%d.callgrind" % (tool, side, test, size, n))
+    with open(path + ".1", "w") as f:
+        f.write("events: Ir\nfn=(4) core_progress\n0 7\ncfn=(5) core_keepalive_idle\n"
+                "calls=%d 0\n0 100\nfn=(6) core_wait_block\ncfn=(5)\ncalls=%d 0\n* 9\n"
+                % (empty - 3, 3))
+    with open(path + ".2", "w") as f:
+        f.write("events: Ir\nfn=(1) perf_empty_polls\n0 10\ncfn=(2) perf_poll_empty\ncalls=1 0\n"
+                "0 %d\nfn=(2)\n0 %d\ncfn=(3) ibmsg_request_test\ncalls=%d 0\n+2 %d\n"
+                "fn=(4) core_progress\ncfn=(5) core_keepalive_idle\ncalls=%d 0\n0 100\n"
+                % (loop_ir, tests, tests, loop_ir - tests, tests))
 
 
 def report(out, mode="--counters-cost"):
@@ -134,6 +151,47 @@ def main():
         expect(text, "+4.83%: NOT met; progress calls per message 0.02 on, 0.02 off")
         expect(text, "+10.71%: undecidable, the runs waited differently (NOT met as measured); "
                      "progress calls per message 0.12 on, 0.03 off")
+
+        # --empty-polls (compare_run's default): the interval's dump less its empty progress
+        # calls (core_keepalive_idle's) at the cost per test of the empty polls' dump, per message.
+        # send_bw 8 B sender, one run of 600: on 600 * 721 + 200 * 104, off 600 * 700 + 300 * 88:
+        # 721 against 700, +3.00 %, with 0.33 and 0.50 empty calls per message left out.
+        probed = [("ibmsg", "sender", "bw", 8, 600, 453400, 0),
+                  ("ibmsg_off", "sender", "bw", 8, 600, 446400, 0),
+                  # send_lat 8 B sender, runs of 300 and 900 (start-up 50000 cancels): on 2040
+                  # with 20 and 25 empty calls per iteration at 110, off 2010 with 30 at 90.
+                  ("ibmsg", "sender", "lat", 8, 300, 50000 + 300 * 2040 + 6000 * 110, 0),
+                  ("ibmsg", "sender", "lat", 8, 900, 50000 + 900 * 2040 + 22500 * 110, 0),
+                  ("ibmsg_off", "sender", "lat", 8, 300, 50000 + 300 * 2010 + 9000 * 90, 0),
+                  ("ibmsg_off", "sender", "lat", 8, 900, 50000 + 900 * 2010 + 27000 * 90, 0),
+                  # send_bw 8 B receiver: the compiled-out run has no dumps (n/a).
+                  ("ibmsg", "receiver", "bw", 8, 600, 500000, 0),
+                  ("ibmsg_off", "receiver", "bw", 8, 600, 490000, 0)]
+        out = os.path.join(d, "p")
+        make(out, probed)
+        for tool, side, test, n, empty, loop_ir in (
+                ("ibmsg", "sender", "bw", 600, 200, 104000),
+                ("ibmsg_off", "sender", "bw", 600, 300, 88000),
+                ("ibmsg", "sender", "lat", 300, 6000, 110000),
+                ("ibmsg", "sender", "lat", 900, 22500, 110000),
+                ("ibmsg_off", "sender", "lat", 300, 9000, 90000),
+                ("ibmsg_off", "sender", "lat", 900, 27000, 90000),
+                ("ibmsg", "receiver", "bw", 600, 100, 104000)):
+            callgrind_probed(out, tool, side, test, 8, n, empty, loop_ir, 1000)
+        callgrind(out, "ibmsg_off", "receiver", "bw", 8, 600, 40)
+        text = report(out)
+        # The residue: 3 instructions per empty call of either build, +-2.5 and +-172.5; the
+        # target is 14 and 40.2 instructions: 21 is 7 over it, 30 is 10.2 under it.
+        expect(text, "send_bw 8 B                    sender   on    721, off    700:   +21 "
+                     "instructions,  +3.00%: NOT met; left out: 0.33 empty calls per message on "
+                     "(104 instructions each), 0.50 off (88); residue +-2")
+        expect(text, "send_lat 8 B                   sender   on   2040, off   2010:   +30 "
+                     "instructions,  +1.49%: met (not decided: within the residue); left out: "
+                     "27.50 empty calls per message on (110 instructions each), 30.00 off (90); "
+                     "residue +-172")
+        expect(text, "send_bw 8 B                    receiver n/a (a run failed, was not made or "
+                     "has no empty polls: see raw/ir_*)")
+        expect(text, "21 instructions are 21 ns")
 
         # A failed callgrind run: its side is n/a, the other side still counts.
         out = os.path.join(d, "b")
