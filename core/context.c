@@ -103,16 +103,9 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
     rcp.max_bytes = (uint64_t)ctx->cfg.reg_cache_max_bytes;
     rcp.page_size = 0;
     rcp.check = (int)ctx->cfg.reg_cache_check;
-    if (rcp.enabled && verbs_memlock_limit() != UINT64_MAX) {
-        uint64_t need = core_context_pinned(ctx, want_srq);
-        rcp.max_bytes = verbs_rcache_memlock_cap(verbs_memlock_limit(), need, rcp.max_bytes);
-        util_info("registration cache: at most %llu KiB: RLIMIT_MEMLOCK (ulimit -l) %llu KiB less "
-                  "%llu KiB this context pins itself (floor %llu KiB)",
-                  (unsigned long long)rcp.max_bytes / 1024,
-                  (unsigned long long)verbs_memlock_limit() / 1024, (unsigned long long)need / 1024,
-                  (unsigned long long)verbs_memlock_limit() / VERBS_RCACHE_MEMLOCK_FLOOR / 1024);
-    }
-    status = verbs_mr_cache_create(ctx->dev, &rcp, ctx->cnt, &ctx->rcache);
+    /* Shared with the contexts of the device when their settings are the same (verbs/mr.h). */
+    status = verbs_mr_cache_open(ctx->dev, &rcp, core_context_pinned(ctx, want_srq), ctx->cnt,
+                                 &ctx->rcache);
     if (status != IBMSG_OK) {
         goto err_destroy_spool;
     }
@@ -161,7 +154,7 @@ int ibmsg_context_destroy(ibmsg_context_t ctx)
     core_probe_ctx_cleanup(ctx);
     core_req_free_all(ctx);
     core_iov_ctx_cleanup(ctx);
-    verbs_rcache_destroy(ctx->rcache);
+    verbs_mr_cache_close(ctx->rcache);
     verbs_pool_destroy(ctx->spool);
     verbs_pool_destroy(ctx->rpool);
     verbs_cq_destroy(ctx->rcq);

@@ -25,6 +25,7 @@
 #include "core/wire.h"
 #include "verbs/cq.h"
 #include "verbs/device.h"
+#include "verbs/mr.h"
 #include "verbs/pool.h"
 #include "verbs/qp.h"
 #include "verbs/reg_cache.h"
@@ -238,9 +239,9 @@ struct ibmsg_context_s {
     uint32_t signals_outstanding; /* of all its endpoints: core_progress polls the send CQ by it */
     uint8_t scq_due;              /* poll the send CQ at the next call whatever came (progress.c) */
     uint32_t eager_limit;
-    uint32_t eager_hdr_max; /* largest eager payload that arrives with the header (wire.h) */
-    uint32_t buf_size;      /* bounce buffer bytes (core_wire_buf_size) */
-    verbs_rcache_t *rcache; /* registrations of user buffers (rendezvous) */
+    uint32_t eager_hdr_max;   /* largest eager payload that arrives with the header (wire.h) */
+    uint32_t buf_size;        /* bounce buffer bytes (core_wire_buf_size) */
+    verbs_mr_cache_t *rcache; /* registrations of user buffers (rendezvous; verbs/mr.h) */
     core_progress_hook_t progress_hook; /* a layer above progressed with the CQs (the job layer) */
     core_wait_hook_t wait_hook;         /* ... and armed with them before a sleep */
     int wait_fd;                        /* epoll: the completion channel, async events, wake_fd */

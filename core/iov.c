@@ -175,8 +175,8 @@ int core_iov_register(ibmsg_context_t ctx, core_iov_req_t *v, uint64_t want)
         if (k == 0) {
             continue;
         }
-        status = verbs_rcache_get(ctx->rcache, v->iov[i].buf, k, VERBS_ACCESS_LOCAL_WRITE,
-                                  &x->hold[i].reg);
+        status =
+            verbs_mr_get(ctx->rcache, v->iov[i].buf, k, VERBS_ACCESS_LOCAL_WRITE, &x->hold[i].reg);
         if (status != IBMSG_OK) {
             x->hold[i].reg = NULL;
             core_iov_unregister(ctx, v);
@@ -196,7 +196,7 @@ void core_iov_unregister(ibmsg_context_t ctx, core_iov_req_t *v)
     }
     for (uint32_t i = 0; i < IBMSG_IOV_MAX; i++) {
         if (x->hold[i].reg != NULL) {
-            verbs_rcache_put(ctx->rcache, x->hold[i].reg);
+            verbs_mr_put(ctx->rcache, x->hold[i].reg);
             x->hold[i].reg = NULL;
         }
     }

@@ -135,7 +135,7 @@ int ibmsg_request_cancel(ibmsg_request_t req)
     } else {
         core_mq_list_remove(&req->mq);
         if (req->rndv.reg != NULL) { /* registered for an RTS still queued */
-            verbs_rcache_put(req->ctx->rcache, req->rndv.reg);
+            verbs_mr_put(req->ctx->rcache, req->rndv.reg);
             req->rndv.reg = NULL;
         }
     }

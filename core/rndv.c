@@ -176,7 +176,7 @@ void core_rndv_send_drop(ibmsg_ep_t ep, struct ibmsg_request_s *req)
         req->rndv.win = NULL;
     }
     if (req->rndv.reg != NULL) {
-        verbs_rcache_put(ep->ctx->rcache, req->rndv.reg);
+        verbs_mr_put(ep->ctx->rcache, req->rndv.reg);
         req->rndv.reg = NULL;
     }
     req->rndv.active = 0;
@@ -215,7 +215,7 @@ static int send_register(ibmsg_ep_t ep, struct ibmsg_request_s *req, int window)
     unsigned access =
         VERBS_ACCESS_EXACT |
         (window ? VERBS_ACCESS_MW_BIND : VERBS_ACCESS_REMOTE_READ | VERBS_ACCESS_UNCACHED);
-    int status = verbs_rcache_get(ep->ctx->rcache, req->buf, req->len, access, &req->rndv.reg);
+    int status = verbs_mr_get(ep->ctx->rcache, req->buf, req->len, access, &req->rndv.reg);
 
     if (status != IBMSG_OK) {
         req->rndv.reg = NULL;
@@ -258,7 +258,7 @@ int core_rndv_send(ibmsg_ep_t ep, struct ibmsg_request_s *req)
         status = window_bind(ep, req);
         if (status == IBMSG_ERR_NOT_SUPPORTED || status == IBMSG_ERR_NO_MEMORY) {
             /* No window for this one: register exactly its bytes for this transfer instead. */
-            verbs_rcache_put(ep->ctx->rcache, req->rndv.reg);
+            verbs_mr_put(ep->ctx->rcache, req->rndv.reg);
             req->rndv.reg = NULL;
             status = send_register(ep, req, 0);
             if (status != IBMSG_OK) {
@@ -436,7 +436,7 @@ static void pull_finish(ibmsg_ep_t ep, struct ibmsg_request_s *req)
     int ok = req->rndv.error == IBMSG_OK || req->rndv.error == IBMSG_ERR_TRUNCATED;
 
     if (req->rndv.reg != NULL) {
-        verbs_rcache_put(ep->ctx->rcache, req->rndv.reg);
+        verbs_mr_put(ep->ctx->rcache, req->rndv.reg);
         req->rndv.reg = NULL;
     }
     if (req->rndv.vector) {
@@ -506,7 +506,7 @@ void core_rndv_pull(ibmsg_ep_t ep, struct ibmsg_request_s *req, const core_wire_
         }
     } else if (r->want > 0) {
         int status =
-            verbs_rcache_get(ep->ctx->rcache, req->buf, r->want, VERBS_ACCESS_LOCAL_WRITE, &r->reg);
+            verbs_mr_get(ep->ctx->rcache, req->buf, r->want, VERBS_ACCESS_LOCAL_WRITE, &r->reg);
         if (status != IBMSG_OK) {
             r->reg = NULL;
             r->error = status;

@@ -464,6 +464,16 @@ uint64_t verbs_rcache_max_bytes(const verbs_rcache_t *rc)
     return rc->p.max_bytes;
 }
 
+void verbs_rcache_set_max_bytes(verbs_rcache_t *rc, uint64_t max_bytes)
+{
+    rc->p.max_bytes = max_bytes;
+}
+
+void verbs_rcache_set_counters(verbs_rcache_t *rc, cnt_shard_t *cnt)
+{
+    rc->cnt = cnt;
+}
+
 uint64_t verbs_rcache_memlock_cap(uint64_t limit, uint64_t need, uint64_t max_bytes)
 {
     uint64_t floor = UTIL_MAX(limit / VERBS_RCACHE_MEMLOCK_FLOOR, (uint64_t)4096);

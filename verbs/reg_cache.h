@@ -47,7 +47,8 @@
  * A registration refused for lack of lockable memory (ops->reg: IBMSG_ERR_NO_MEMORY, as
  * RLIMIT_MEMLOCK gives) makes the cache release every unused entry and try once more.
  *
- * Not thread safe: a cache belongs to one context (one thread).
+ * Not thread safe: a cache belongs to one context (one thread), or is shared by the contexts of
+ * one device under a lock held around each call (verbs/mr.h, verbs_mr_get).
  */
 #ifndef IBMSG_VERBS_REG_CACHE_H
 #define IBMSG_VERBS_REG_CACHE_H
@@ -168,8 +169,16 @@ void verbs_rcache_invalidate(verbs_rcache_t *rc, const void *addr, size_t len);
 /** Cached entries now and their registered bytes (for tests and logs). */
 void verbs_rcache_usage(const verbs_rcache_t *rc, uint32_t *entries, uint64_t *bytes);
 
-/** The bytes the cache keeps registered at most (its max_bytes as created). */
+/** The bytes the cache keeps registered at most (its max_bytes, as created or set). */
 uint64_t verbs_rcache_max_bytes(const verbs_rcache_t *rc);
+
+/**
+ * A new byte limit: later registrations evict down to it (entries cached now stay until then).
+ */
+void verbs_rcache_set_max_bytes(verbs_rcache_t *rc, uint64_t max_bytes);
+
+/** Count into cnt from now on (NULL: not counted): a shared cache counts into its caller's. */
+void verbs_rcache_set_counters(verbs_rcache_t *rc, cnt_shard_t *cnt);
 
 /* The least share of the locked-memory limit the cache keeps: 1/VERBS_RCACHE_MEMLOCK_FLOOR. */
 #define VERBS_RCACHE_MEMLOCK_FLOOR 8

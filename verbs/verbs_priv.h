@@ -28,6 +28,8 @@ typedef struct verbs_hca {
     int mw_status; /* verbs_mw_probe's result, once per device; 1: not probed yet */
     pthread_mutex_t lock;
     struct verbs_dev *members;
+    struct verbs_mr_shared
+        *mr_shared; /* the registration cache its members share (mr.c), or NULL */
 } verbs_hca_t;
 
 struct verbs_dev {

@@ -376,7 +376,7 @@ TEST_F(RndvTest, CacheHitsOnReuseExactly)
     EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_EVICTIONS), 0u);
     uint32_t entries = 0;
     uint64_t bytes = 0;
-    verbs_rcache_usage(ctx->rcache, &entries, &bytes);
+    verbs_rcache_usage(verbs_mr_cache_rcache(ctx->rcache), &entries, &bytes);
     EXPECT_EQ(entries, 2u);
     EXPECT_EQ(cnt(CNT_VERBS_REG_BYTES), bytes);
     EXPECT_GE(bytes, 2 * kMiB);
@@ -405,7 +405,7 @@ TEST_F(RndvTest, CacheEvictsToItsLimit)
         transfer(a, b, &out[i * kMiB], kMiB, in.data(), kMiB, 40 + i);
     }
     uint32_t entries = 0;
-    verbs_rcache_usage(ctx->rcache, &entries, nullptr);
+    verbs_rcache_usage(verbs_mr_cache_rcache(ctx->rcache), &entries, nullptr);
     EXPECT_EQ(entries, 3u);
     EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_MISSES), 5u);
     EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_HITS), 3u);
@@ -453,8 +453,8 @@ TEST_F(RndvTest, FreedAndReallocatedBuffersNeverSendStaleData)
     // may be trimmed and grown back in between, which adds invalidations.
     const bool all_mapped = glibc && unmapped == 7;
     const uint64_t inval = cnt(CNT_VERBS_REG_CACHE_INVALIDATIONS);
-    ASSERT_TRUE(verbs_rcache_enabled(ctx->rcache));
-    if (verbs_rcache_check(ctx->rcache) == VERBS_RCACHE_CHECK_FRAMES) {
+    ASSERT_TRUE(verbs_rcache_enabled(verbs_mr_cache_rcache(ctx->rcache)));
+    if (verbs_rcache_check(verbs_mr_cache_rcache(ctx->rcache)) == VERBS_RCACHE_CHECK_FRAMES) {
         // Each reuse of unmapped pages: the source and the destination registration of the old
         // pages are dropped.
         EXPECT_TRUE(all_mapped ? inval == 2u * remapped : inval >= 2u * remapped) << inval;
@@ -576,7 +576,7 @@ TEST_F(RndvTest, DestroyWithTransfersInFlight)
     a = b = IBMSG_EP_NULL;
     EXPECT_EQ(cnt(CNT_VERBS_REG_CACHE_MISSES), 1u);
     uint32_t entries = 0;
-    verbs_rcache_usage(ctx->rcache, &entries, nullptr);
+    verbs_rcache_usage(verbs_mr_cache_rcache(ctx->rcache), &entries, nullptr);
     EXPECT_EQ(entries, 1u) << "the registration is back in the cache, unused";
 }
 

@@ -104,7 +104,7 @@ struct WindowTest : core_test::PairTest {
     {
         uint32_t entries = 0;
         uint64_t b = 0;
-        verbs_rcache_usage(ctx->rcache, &entries, &b);
+        verbs_rcache_usage(verbs_mr_cache_rcache(ctx->rcache), &entries, &b);
         if (bytes != nullptr) {
             *bytes = b;
         }
@@ -735,7 +735,7 @@ TEST_F(WindowTest, RegistrationCacheKeepsTheLockedMemoryLimitLessWhatTheContextP
         return;
     }
     const uint64_t limit = verbs_memlock_limit();
-    const uint64_t cap = verbs_rcache_max_bytes(ctx->rcache);
+    const uint64_t cap = verbs_rcache_max_bytes(verbs_mr_cache_rcache(ctx->rcache));
     if (limit == UINT64_MAX) {
         EXPECT_EQ(cap, uint64_t(1) << 30) << "verbs_reg_cache_max_bytes";
         EXPECT_EQ(logged_with("registration cache: at most"), 0u);
@@ -759,7 +759,7 @@ TEST_F(WindowTest, RegistrationCacheKeepsTheLockedMemoryLimitLessWhatTheContextP
         return;
     }
     ASSERT_GT(core_context_pinned(ctx, 1), limit);
-    EXPECT_EQ(verbs_rcache_max_bytes(ctx->rcache), limit / 8) << "the floor";
+    EXPECT_EQ(verbs_rcache_max_bytes(verbs_mr_cache_rcache(ctx->rcache)), limit / 8) << "the floor";
     send_outstanding(1);
     receive(1);
 }

@@ -14,12 +14,14 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/core.h"
 #include "core_fixture.h"
 #include "counters/shards/shard.h"
 #include "ibmsg/ibmsg.h"
+#include "verbs/mr.h"
 #include "verbs/notify.h"
 #include "verbs/verbs_priv.h"
 
@@ -41,30 +43,59 @@ uint64_t count(ibmsg_context_t ctx, cnt_id_t counter)
         ASSERT_EQ(ret_, IBMSG_OK);                                \
     } while (0)
 
-// An eager message and a rendezvous one between two new endpoints of ctx, checked byte by byte.
-// Returns "" or what went wrong (callable from any thread).
-std::string exchange(ibmsg_context_t ctx, uint64_t seed)
+// One message of len bytes from out (endpoint x) into in (endpoint y) of ctx, checked byte by
+// byte: "" or what went wrong (callable from any thread).
+std::string transfer(ibmsg_context_t ctx, ibmsg_ep_t x, ibmsg_ep_t y, const uint8_t *out,
+                     uint8_t *in, size_t len)
+{
+    ibmsg_request_t rr;
+    std::memset(in, 0, len);
+    if (ibmsg_tag_irecv(ctx, y, in, len, 7, IBMSG_TAG_MASK_EXACT, &rr) != IBMSG_OK ||
+        ibmsg_tag_send(x, out, len, 7) != IBMSG_OK ||
+        ibmsg_request_wait(&rr, nullptr) != IBMSG_OK) {
+        return "transfer of " + std::to_string(len) + " bytes";
+    }
+    return std::memcmp(in, out, len) == 0 ? "" : "bytes of " + std::to_string(len);
+}
+
+// Two connected endpoints of ctx, or nullptrs.
+std::pair<ibmsg_ep_t, ibmsg_ep_t> ep_pair(ibmsg_context_t ctx)
 {
     ibmsg_ep_t a, b;
     if (ibmsg_ep_create(ctx, &a) != IBMSG_OK || ibmsg_ep_create(ctx, &b) != IBMSG_OK ||
         core_test::connect_pair(a, b) != IBMSG_OK) {
+        return {nullptr, nullptr};
+    }
+    return {a, b};
+}
+
+// An eager message and a rendezvous one between two new endpoints of ctx, checked byte by byte.
+// Returns "" or what went wrong (callable from any thread).
+std::string exchange(ibmsg_context_t ctx, uint64_t seed)
+{
+    auto [a, b] = ep_pair(ctx);
+    if (a == nullptr) {
         return "endpoints";
     }
     std::string error;
     for (size_t len : {size_t(64), size_t(256) << 10}) {
         std::vector<uint8_t> out = core_test::payload(seed, len), in(len, 0);
-        ibmsg_request_t rr;
-        if (ibmsg_tag_irecv(ctx, b, in.data(), len, 7, IBMSG_TAG_MASK_EXACT, &rr) != IBMSG_OK ||
-            ibmsg_tag_send(a, out.data(), len, 7) != IBMSG_OK ||
-            ibmsg_request_wait(&rr, nullptr) != IBMSG_OK) {
-            error = "transfer of " + std::to_string(len) + " bytes";
-        } else if (in != out) {
-            error = "bytes of " + std::to_string(len);
-        }
+        std::string e = transfer(ctx, a, b, out.data(), in.data(), len);
+        error = e.empty() ? error : e;
     }
     ibmsg_ep_destroy(a);
     ibmsg_ep_destroy(b);
     return error;
+}
+
+// The registration cache counters of ctxs, summed.
+uint64_t reg_count(std::initializer_list<ibmsg_context_t> ctxs, cnt_id_t counter)
+{
+    uint64_t n = 0;
+    for (auto c : ctxs) {
+        n += cnt_read(c->cnt, counter, CNT_READ_VALUE);
+    }
+    return n;
 }
 
 ibv_async_event port_event(ibmsg_context_t ctx, ibv_event_type type)
@@ -263,6 +294,19 @@ TEST(SharedDevice, OptOutOpensOneDevicePerContext)
     EXPECT_EQ(count(b, CNT_CORE_PORT_DOWN_EVENTS), down_b);
     EXPECT_EQ(exchange(b, 1), "");
     EXPECT_EQ(exchange(shared, 2), "");
+    // Each its own registration cache: a buffer both send from is registered by each.
+    EXPECT_NE(verbs_mr_cache_rcache(a->rcache), verbs_mr_cache_rcache(b->rcache));
+    std::vector<uint8_t> out = core_test::payload(4, size_t(1) << 20), in(out.size());
+    const uint64_t miss0 = reg_count({a, b}, CNT_VERBS_REG_CACHE_MISSES);
+    for (auto c : {a, b}) {
+        auto [x, y] = ep_pair(c);
+        ASSERT_NE(x, nullptr);
+        EXPECT_EQ(transfer(c, x, y, out.data(), in.data(), out.size()), "");
+        ibmsg_ep_destroy(x);
+        ibmsg_ep_destroy(y);
+    }
+    EXPECT_EQ(reg_count({a, b}, CNT_VERBS_REG_CACHE_MISSES) - miss0, 4u)
+        << "the source and the destination, by each context";
     for (auto c : {a, b, shared}) {
         EXPECT_EQ(ibmsg_context_destroy(c), IBMSG_OK);
     }
@@ -304,4 +348,103 @@ TEST(SharedDevice, ForkedChildOpensItsOwnDevice)
     EXPECT_EQ(verbs_dev_sharers(parent->dev), 1u);
     EXPECT_EQ(exchange(parent, 8), "");
     EXPECT_EQ(ibmsg_context_destroy(parent), IBMSG_OK);
+}
+
+// Contexts sharing a device share its registration cache (verbs/mr.h): a buffer two contexts
+// send from (and receive into) by rendezvous is registered once for both, each context's
+// counters count its own lookups, and closing the context that registered it keeps the entry
+// working for the other. Contexts whose cache settings differ keep their own.
+TEST(SharedDevice, ContextsShareOneRegistrationPerBuffer)
+{
+    CORE_TEST_SKIP_WITHOUT_DEVICE();
+    constexpr size_t kLen = size_t(1) << 20;
+    ibmsg_context_t a, b, own;
+    OPEN_OR_SKIP(a, nullptr);
+    OPEN_OR_SKIP(b, nullptr);
+    OPEN_OR_SKIP(
+        own, [](ibmsg_info_t info) { ibmsg_info_set_int(info, "verbs_reg_cache_max_entries", 7); });
+    verbs_rcache_t *rc = verbs_mr_cache_rcache(a->rcache);
+    ASSERT_TRUE(verbs_rcache_enabled(rc));
+    EXPECT_EQ(verbs_mr_cache_rcache(b->rcache), rc);
+    EXPECT_EQ(verbs_mr_cache_users(a->rcache), 2u);
+    EXPECT_NE(verbs_mr_cache_rcache(own->rcache), rc) << "settings of its own";
+    EXPECT_EQ(verbs_mr_cache_users(own->rcache), 1u);
+    std::vector<uint8_t> out = core_test::payload(3, kLen), in(kLen);
+    auto [a1, a2] = ep_pair(a);
+    auto [b1, b2] = ep_pair(b);
+    ASSERT_NE(a1, nullptr);
+    ASSERT_NE(b1, nullptr);
+    const uint64_t miss0 = reg_count({a, b}, CNT_VERBS_REG_CACHE_MISSES);
+    const uint64_t hit0 = reg_count({a, b}, CNT_VERBS_REG_CACHE_HITS);
+    EXPECT_EQ(transfer(a, a1, a2, out.data(), in.data(), kLen), "");
+    EXPECT_EQ(transfer(b, b1, b2, out.data(), in.data(), kLen), "");
+    // The source and the destination: one registration each, for both contexts.
+    EXPECT_EQ(reg_count({a}, CNT_VERBS_REG_CACHE_MISSES), 2u);
+    EXPECT_EQ(reg_count({b}, CNT_VERBS_REG_CACHE_MISSES), 0u);
+    EXPECT_EQ(reg_count({b}, CNT_VERBS_REG_CACHE_HITS), 2u);
+    EXPECT_EQ(reg_count({a, b}, CNT_VERBS_REG_CACHE_MISSES) - miss0, 2u);
+    EXPECT_EQ(reg_count({a, b}, CNT_VERBS_REG_CACHE_HITS) - hit0, 2u);
+    uint32_t entries = 0;
+    uint64_t bytes = 0;
+    verbs_rcache_usage(rc, &entries, &bytes);
+    EXPECT_EQ(entries, 2u);
+    EXPECT_EQ(reg_count({a, b}, CNT_VERBS_REG_BYTES), bytes) << "the level is counted once";
+    EXPECT_GE(bytes, 2 * kLen);
+    EXPECT_LE(bytes, 2 * kLen + 4 * 4096);
+    ibmsg_ep_destroy(a1);
+    ibmsg_ep_destroy(a2);
+    EXPECT_EQ(ibmsg_context_destroy(a), IBMSG_OK);
+    EXPECT_EQ(verbs_mr_cache_users(b->rcache), 1u);
+    EXPECT_EQ(verbs_mr_cache_rcache(b->rcache), rc) << "the cache outlives the context";
+    EXPECT_EQ(transfer(b, b1, b2, out.data(), in.data(), kLen), "");
+    EXPECT_EQ(reg_count({b}, CNT_VERBS_REG_CACHE_MISSES), 0u) << "a's entries still serve b";
+    EXPECT_EQ(reg_count({b}, CNT_VERBS_REG_CACHE_HITS), 4u);
+    ibmsg_ep_destroy(b1);
+    ibmsg_ep_destroy(b2);
+    EXPECT_EQ(ibmsg_context_destroy(b), IBMSG_OK);
+    EXPECT_EQ(ibmsg_context_destroy(own), IBMSG_OK);
+}
+
+// Two threads send the same buffer by rendezvous at once, each from its context, into buffers
+// of their own: the source is registered once, each destination once; everything else hits.
+TEST(SharedDevice, ThreadsRegisterASharedBufferOnce)
+{
+    CORE_TEST_SKIP_WITHOUT_DEVICE();
+    constexpr size_t kLen = size_t(512) << 10;
+    constexpr int kThreads = 2, kRounds = 8;
+    ibmsg_context_t ctx[kThreads];
+    for (auto &c : ctx) {
+        OPEN_OR_SKIP(c, nullptr);
+    }
+    ASSERT_EQ(verbs_mr_cache_rcache(ctx[0]->rcache), verbs_mr_cache_rcache(ctx[1]->rcache));
+    std::vector<uint8_t> out = core_test::payload(5, kLen);
+    std::string error[kThreads];
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kThreads; i++) {
+        threads.emplace_back([&, i] {
+            std::vector<uint8_t> in(kLen);
+            auto [x, y] = ep_pair(ctx[i]);
+            if (x == nullptr) {
+                error[i] = "endpoints";
+                return;
+            }
+            for (int r = 0; r < kRounds && error[i].empty(); r++) {
+                error[i] = transfer(ctx[i], x, y, out.data(), in.data(), kLen);
+            }
+            ibmsg_ep_destroy(x);
+            ibmsg_ep_destroy(y);
+        });
+    }
+    for (auto &t : threads) {
+        t.join();
+    }
+    EXPECT_EQ(error[0], "");
+    EXPECT_EQ(error[1], "");
+    EXPECT_EQ(reg_count({ctx[0], ctx[1]}, CNT_VERBS_REG_CACHE_MISSES), 3u)
+        << "the source once, each destination once";
+    EXPECT_EQ(reg_count({ctx[0], ctx[1]}, CNT_VERBS_REG_CACHE_HITS),
+              uint64_t(2 * kThreads * kRounds - 3));
+    for (auto c : ctx) {
+        EXPECT_EQ(ibmsg_context_destroy(c), IBMSG_OK);
+    }
 }
