@@ -448,3 +448,39 @@ TEST(SharedDevice, ThreadsRegisterASharedBufferOnce)
         EXPECT_EQ(ibmsg_context_destroy(c), IBMSG_OK);
     }
 }
+
+// The shared cache's share of RLIMIT_MEMLOCK is the process's: the limit less what every
+// context sharing it pins itself (core_context_pinned), at least an eighth of the limit,
+// recomputed as contexts join and leave. As root (no limit) it keeps its own maximum, 1 GiB;
+// core_unprivileged runs this as nobody with ulimit -l 65536, where two contexts leave less than
+// one (each pins about 16.5 MiB with the defaults).
+TEST(SharedDevice, CacheCapIsTheLimitLessWhatEverySharingContextPins)
+{
+    CORE_TEST_SKIP_WITHOUT_DEVICE();
+    constexpr uint64_t kMax = uint64_t(1) << 30; // verbs_reg_cache_max_bytes
+    ibmsg_context_t a, b;
+    OPEN_OR_SKIP(a, nullptr);
+    OPEN_OR_SKIP(b, nullptr);
+    verbs_rcache_t *rc = verbs_mr_cache_rcache(a->rcache);
+    ASSERT_EQ(verbs_mr_cache_rcache(b->rcache), rc);
+    ASSERT_EQ(verbs_mr_cache_users(a->rcache), 2u);
+    const uint64_t limit = verbs_memlock_limit();
+    const uint64_t need_a = core_context_pinned(a, a->srq != nullptr);
+    const uint64_t need_b = core_context_pinned(b, b->srq != nullptr);
+    if (limit == UINT64_MAX) {
+        EXPECT_EQ(verbs_rcache_max_bytes(rc), kMax);
+    } else {
+        ASSERT_LT(need_a + need_b, limit - limit / VERBS_RCACHE_MEMLOCK_FLOOR)
+            << "a limit that leaves the two contexts more than the floor";
+        EXPECT_EQ(verbs_rcache_max_bytes(rc), limit - need_a - need_b) << "both contexts' needs";
+    }
+    EXPECT_EQ(ibmsg_context_destroy(b), IBMSG_OK);
+    EXPECT_EQ(verbs_mr_cache_users(a->rcache), 1u);
+    EXPECT_EQ(verbs_rcache_max_bytes(rc),
+              limit == UINT64_MAX ? kMax : verbs_rcache_memlock_cap(limit, need_a, kMax))
+        << "b's share back to the cache when it left";
+    if (limit != UINT64_MAX) {
+        EXPECT_EQ(verbs_rcache_max_bytes(rc), limit - need_a);
+    }
+    EXPECT_EQ(ibmsg_context_destroy(a), IBMSG_OK);
+}

@@ -7,12 +7,10 @@
 # /proc/self/pagemap hides page frames, so the cache learns of freed memory through release
 # events (userfaultfd, verbs/release_watch.h) instead; checked here by its message.
 #
-# Usage: unprivileged.sh TEST_CORE_RDMA TEST_CORE_RMA. Needs root (to drop privileges), setpriv
+# Usage: unprivileged.sh TEST_BINARY... (the core's RDMA test binaries). Needs root (to drop privileges), setpriv
 # and an RDMA device the unprivileged user may open: without one it exits 77 (skip), but fails in
 # the test guest (IBMSG_VM=1), which provides them all.
 set -euo pipefail
-rdma=$1
-rma=$2
 unmet() { # why
     if [ "${IBMSG_VM:-0}" = 1 ]; then
         echo "FAIL: $1 (the test guest provides it)"
@@ -36,7 +34,7 @@ trap 'rm -f "$log"' EXIT
 cd "${TMPDIR:-/tmp}"
 ulimit -l 65536 # soft and hard, set as root: the user cannot raise it again
 status=0
-for t in "$rdma" "$rma"; do
+for t in "$@"; do
     if ! setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all \
         -- env IBMSG_LOG_LEVEL=info "$t" --gtest_brief=1 >>"$log" 2>&1; then
         status=1
