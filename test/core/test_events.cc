@@ -16,6 +16,7 @@
 
 #include "core/core.h"
 #include "core_fixture.h"
+#include "peer.h"
 #include "event_record.h"
 #include "verbs/verbs_priv.h"
 #include "counters/shards/shard.h"
@@ -102,10 +103,7 @@ long long now_ns()
     return ts;
 }
 
-double since_ms(std::chrono::steady_clock::time_point t0)
-{
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
+using core_test::since_ms;
 
 } // namespace
 

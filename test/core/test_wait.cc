@@ -25,6 +25,7 @@
 #include "core/core.h"
 #include "counters/shards/shard.h"
 #include "core_fixture.h"
+#include "peer.h"
 #include "ibmsg/ibmsg.h"
 #include "ibmsg/tool.h"
 #include "verbs/addr.h"
@@ -38,10 +39,7 @@ uint64_t cnt(const cnt_shard_t *block, cnt_id_t id)
     return cnt_read(block, id, CNT_READ_VALUE);
 }
 
-double since_ms(std::chrono::steady_clock::time_point t0)
-{
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
+using core_test::since_ms;
 
 core_test::InfoFn mode(const char *m)
 {
