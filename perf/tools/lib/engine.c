@@ -383,6 +383,13 @@ static int perf_empty_polls(const perf_options_t *o, perf_conn_t *c)
                                      : perf_fail("cancel the receive of --empty-polls", ret);
 }
 
+/* The end of the measured interval: its callgrind dump, then --empty-polls if it went well. */
+static int perf_interval_end(const perf_options_t *o, perf_conn_t *c, int ret)
+{
+    PERF_COLLECT_END(o, "interval");
+    return ret == IBMSG_OK ? perf_empty_polls(o, c) : ret;
+}
+
 static int perf_bw_client(const perf_options_t *o, perf_conn_t *c, perf_counters_t *pc, size_t size,
                           perf_row_t *row, perf_result_t *res)
 {
@@ -451,10 +458,7 @@ static int perf_bw_client(const perf_options_t *o, perf_conn_t *c, perf_counters
     }
     ret = ibmsg_tag_recv(c->ctx, c->ep, NULL, 0, PERF_TAG_ACK, IBMSG_TAG_MASK_EXACT, NULL);
     t1 = perf_now();
-    PERF_COLLECT_END(o, "interval");
-    if (ret == IBMSG_OK) {
-        ret = perf_empty_polls(o, c);
-    }
+    ret = perf_interval_end(o, c, ret);
     if (pc != NULL && (stop = perf_counters_stop(pc)) != IBMSG_OK) {
         ret = perf_fail("stop counters", stop);
         goto out;
@@ -544,10 +548,7 @@ static int perf_bw_server(const perf_options_t *o, perf_conn_t *c, perf_counters
     }
     ret = ibmsg_tag_send(c->ep, NULL, 0, PERF_TAG_ACK);
     t1 = perf_now();
-    PERF_COLLECT_END(o, "interval");
-    if (ret == IBMSG_OK) {
-        ret = perf_empty_polls(o, c);
-    }
+    ret = perf_interval_end(o, c, ret);
     if (pc != NULL && (stop = perf_counters_stop(pc)) != IBMSG_OK) {
         ret = perf_fail("stop counters", stop);
         goto out;
@@ -681,8 +682,7 @@ static int perf_lat_run(const perf_options_t *o, perf_conn_t *c, perf_counters_t
         }
         res->msgs_sent++;
     }
-    PERF_COLLECT_END(o, "interval");
-    if ((ret = perf_empty_polls(o, c)) != IBMSG_OK) {
+    if ((ret = perf_interval_end(o, c, ret)) != IBMSG_OK) {
         goto out;
     }
     if (pc != NULL && (stop = perf_counters_stop(pc)) != IBMSG_OK) {
