@@ -46,13 +46,21 @@ static inline int tag_matches(uint64_t msg_tag, uint64_t recv_tag, uint64_t mask
     return ((msg_tag ^ recv_tag) & mask) == 0;
 }
 
+/*
+ * The searches count their attempts from 1 and add one per further entry, so that the common
+ * search, which matches the first entry, costs the count's add alone.
+ */
 core_mq_entry_t *core_mq_match_arrival(core_mq_t *mq, const void *ep, uint64_t tag)
 {
-    uint64_t attempts = 0;
+    uint64_t attempts = 1;
+    core_mq_entry_t *e = mq->posted.head.next;
 
-    for (core_mq_entry_t *e = mq->posted.head.next; e != &mq->posted.head; e = e->next) {
-        attempts++;
-        if ((e->ep == NULL || e->ep == ep) && tag_matches(tag, e->tag, e->mask)) {
+    if (e == &mq->posted.head) {
+        return NULL; /* nothing was attempted: no count to add */
+    }
+    for (; e != &mq->posted.head; e = e->next, attempts++) {
+        /* The endpoint's own receive first: the test the usual receive passes at once. */
+        if ((e->ep == ep || e->ep == NULL) && tag_matches(tag, e->tag, e->mask)) {
             cnt_shard_t *cnt = mq->cnt; /* loaded once for both updates */
 
             core_mq_list_remove(e);
@@ -61,7 +69,7 @@ core_mq_entry_t *core_mq_match_arrival(core_mq_t *mq, const void *ep, uint64_t t
             return e;
         }
     }
-    core_cnt_add(mq->cnt, CNT_CORE_MATCH_ATTEMPTS, attempts);
+    core_cnt_add(mq->cnt, CNT_CORE_MATCH_ATTEMPTS, attempts - 1);
     return NULL;
 }
 
@@ -72,24 +80,34 @@ void core_mq_push_unexpected(core_mq_t *mq, core_mq_entry_t *e)
     core_level_add(mq->cnt, CNT_CORE_UNEXPECTED_RECVQ, 1);
 }
 
-core_mq_entry_t *core_mq_peek_posted(core_mq_t *mq, const void *ep, uint64_t tag, uint64_t mask)
+/* The search of both peek and match: inlined into each (a call more per receive otherwise). */
+static inline core_mq_entry_t *search_unexpected(core_mq_t *mq, const void *ep, uint64_t tag,
+                                                 uint64_t mask)
 {
-    uint64_t attempts = 0;
+    uint64_t attempts = 1;
+    core_mq_entry_t *e = mq->unexpected.head.next;
 
-    for (core_mq_entry_t *e = mq->unexpected.head.next; e != &mq->unexpected.head; e = e->next) {
-        attempts++;
+    if (e == &mq->unexpected.head) {
+        return NULL; /* nothing was attempted: no count to add */
+    }
+    for (; e != &mq->unexpected.head; e = e->next, attempts++) {
         if ((ep == NULL || e->ep == ep) && tag_matches(e->tag, tag, mask)) {
             core_cnt_add(mq->cnt, CNT_CORE_MATCH_ATTEMPTS, attempts);
             return e;
         }
     }
-    core_cnt_add(mq->cnt, CNT_CORE_MATCH_ATTEMPTS, attempts);
+    core_cnt_add(mq->cnt, CNT_CORE_MATCH_ATTEMPTS, attempts - 1);
     return NULL;
+}
+
+core_mq_entry_t *core_mq_peek_posted(core_mq_t *mq, const void *ep, uint64_t tag, uint64_t mask)
+{
+    return search_unexpected(mq, ep, tag, mask);
 }
 
 core_mq_entry_t *core_mq_match_posted(core_mq_t *mq, const void *ep, uint64_t tag, uint64_t mask)
 {
-    core_mq_entry_t *e = core_mq_peek_posted(mq, ep, tag, mask);
+    core_mq_entry_t *e = search_unexpected(mq, ep, tag, mask);
 
     if (e != NULL) {
         core_mq_list_remove(e);

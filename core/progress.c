@@ -213,12 +213,13 @@ static void recv_unexpected(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d,
 static void recv_eager(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d, uint64_t tag,
                        uint32_t offset, uint32_t len)
 {
-    cnt_shard_t *cnt = ep->cnt; /* loaded once: the compiler cannot keep it across updates */
-    core_mq_entry_t *e;
+    core_mq_entry_t *e = core_mq_match_arrival(&ctx->mq, ep, tag);
+    /* Counted after the match: before it, len and the shard had to outlive the call on the stack.
+       cnt loaded once: the compiler cannot keep it across updates. */
+    cnt_shard_t *cnt = ep->cnt;
 
     core_cnt_inc(cnt, CNT_CORE_EAGER_MSGS_RECVD);
     core_cnt_add(cnt, CNT_CORE_EAGER_BYTES_RECVD, len);
-    e = core_mq_match_arrival(&ctx->mq, ep, tag);
     if (e != NULL) {
         deliver(util_container_of(e, struct ibmsg_request_s, mq), ep, tag,
                 (const char *)d->buf.data + offset, len);
@@ -416,6 +417,7 @@ static UTIL_ALWAYS_INLINE int post_msg(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_
     core_wire_hdr_t hdr;
     verbs_sge_t sge[2];
     verbs_buf_t *b = NULL;
+    cnt_shard_t *cnt;
     unsigned flags = invalidate != NULL ? VERBS_SEND_INVALIDATE : 0;
     int nsge = 0, status;
     uint16_t grant;
@@ -484,7 +486,6 @@ static UTIL_ALWAYS_INLINE int post_msg(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_
     }
     flags |= core_ep_defer(ep) | core_ep_fence(ep); /* held: one post for many (core_ep_flush) */
     status = verbs_qp_post_send(ep->qp, sge, nsge, flags, ex, (uintptr_t)slot);
-    core_cnt_inc(ep->cnt, CNT_VERBS_SEND_WRS_POSTED);
     if (util_unlikely(status != IBMSG_OK)) {
         if (b != NULL) {
             verbs_pool_put(ctx->spool, b);
@@ -499,15 +500,19 @@ static UTIL_ALWAYS_INLINE int post_msg(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_
     }
     core_sq_push(ep);
     core_ep_fenced(ep, flags);
+    /* Counted once posted, as every other post site does; cnt loaded once for all the updates
+       (the compiler cannot keep it across them). */
+    cnt = ep->cnt;
+    core_cnt_inc(cnt, CNT_VERBS_SEND_WRS_POSTED);
     if (type == CORE_WIRE_EAGER) {
-        cnt_shard_t *cnt = ep->cnt; /* loaded once: the compiler cannot keep it across updates */
-
         core_cnt_inc(cnt, CNT_CORE_EAGER_MSGS_SENT);
         core_cnt_add(cnt, CNT_CORE_EAGER_BYTES_SENT, len);
-        core_cnt_add(cnt, CNT_CORE_INLINE_MSGS_SENT, b == NULL);
+        if (b == NULL) { /* a test and a jump where computing the 0 or 1 to add took three */
+            core_cnt_inc(cnt, CNT_CORE_INLINE_MSGS_SENT);
+        }
         core_cnt_add(cnt, CNT_CORE_COMPACT_MSGS_SENT, (uint64_t)compact);
     } else if (type == CORE_WIRE_CREDIT) {
-        core_cnt_inc(ep->cnt, CNT_CORE_CREDIT_MSGS_SENT);
+        core_cnt_inc(cnt, CNT_CORE_CREDIT_MSGS_SENT);
     }
     return ep_handed(ep, flags);
 }

@@ -112,6 +112,28 @@ TEST_F(MatchTest, LevelsAttemptsAndCancel)
     EXPECT_EQ(cnt(CNT_CORE_POSTED_RECVQ, CNT_READ_HIGH), 3);
 }
 
+// A search counts the entries it compared: none in an empty queue, every entry when none matches.
+TEST_F(MatchTest, AttemptsCountTheEntriesCompared)
+{
+    EXPECT_EQ(core_mq_match_arrival(&mq, &a, 1), nullptr);
+    EXPECT_EQ(core_mq_peek_posted(&mq, nullptr, 0, 0), nullptr);
+    EXPECT_EQ(core_mq_match_posted(&mq, &a, 1, ~0ULL), nullptr);
+    EXPECT_EQ(cnt(CNT_CORE_MATCH_ATTEMPTS), 0);
+    post(0, nullptr, 1, ~0ULL);
+    post(1, nullptr, 2, ~0ULL);
+    post(2, nullptr, 3, ~0ULL);
+    EXPECT_EQ(core_mq_match_arrival(&mq, &a, 9), nullptr);
+    EXPECT_EQ(cnt(CNT_CORE_MATCH_ATTEMPTS), 3);
+    EXPECT_EQ(core_mq_match_arrival(&mq, &a, 1), &entries[0]);
+    EXPECT_EQ(cnt(CNT_CORE_MATCH_ATTEMPTS), 4);
+    arrive(3, &b, 7);
+    arrive(4, &b, 8);
+    EXPECT_EQ(core_mq_match_posted(&mq, &b, 9, ~0ULL), nullptr);
+    EXPECT_EQ(cnt(CNT_CORE_MATCH_ATTEMPTS), 6);
+    EXPECT_EQ(core_mq_match_posted(&mq, &b, 8, ~0ULL), &entries[4]);
+    EXPECT_EQ(cnt(CNT_CORE_MATCH_ATTEMPTS), 8);
+}
+
 // A probe's peek finds what a receive would take, in arrival order, and leaves it queued.
 TEST_F(MatchTest, PeekLeavesTheMessage)
 {
