@@ -98,6 +98,11 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
     if (status != IBMSG_OK) {
         goto err_destroy_rpool;
     }
+    /* The first requests now, not on the first send or receive: no allocation there. */
+    status = core_req_reserve(ctx);
+    if (status != IBMSG_OK) {
+        goto err_destroy_spool;
+    }
     rcp.enabled = ctx->cfg.reg_cache != 0;
     rcp.max_entries = (uint32_t)ctx->cfg.reg_cache_max_entries;
     rcp.max_bytes = (uint64_t)ctx->cfg.reg_cache_max_bytes;
@@ -107,7 +112,7 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
     status = verbs_mr_cache_open(ctx->dev, &rcp, core_context_pinned(ctx, want_srq), ctx->cnt,
                                  &ctx->rcache);
     if (status != IBMSG_OK) {
-        goto err_destroy_spool;
+        goto err_free_reqs;
     }
     status = core_srq_init(ctx);
     if (status != IBMSG_OK) {
@@ -122,6 +127,8 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
     *ctx_p = ctx;
     return IBMSG_OK;
 
+err_free_reqs:
+    core_req_free_all(ctx);
 err_destroy_spool:
     verbs_pool_destroy(ctx->spool);
 err_destroy_rpool:

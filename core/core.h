@@ -254,6 +254,8 @@ struct ibmsg_context_s {
 };
 
 /* request.c */
+/** Reserve the context's first chunk of requests (at its creation): IBMSG_ERR_NO_MEMORY. */
+int core_req_reserve(struct ibmsg_context_s *ctx);
 struct ibmsg_request_s *core_req_alloc(struct ibmsg_context_s *ctx);
 void core_req_release(struct ibmsg_request_s *req);
 void core_req_free_all(struct ibmsg_context_s *ctx);

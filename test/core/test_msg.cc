@@ -120,6 +120,34 @@ TEST_F(MsgTest, PingPongEverySizeCountsExactly)
 // A progress call that finds arrivals polls the send CQ only when a completion can be there (a
 // signalled send outstanding, or an error seen): the arrival returns without that poll. 40
 // messages a -> b, one signal per core_signal_interval sends: every call checked, both kinds seen.
+// A context reserves its first 256 requests when it is created: the first operations allocate
+// nothing; the 257th outstanding request grows the pool by a chunk.
+TEST_F(MsgTest, FirstRequestsAreReservedAtCreation)
+{
+    const core_req_chunk_t *first = ctx->req_chunks;
+    size_t reserved = 0;
+
+    ASSERT_NE(first, nullptr);
+    for (const ibmsg_request_s *r = ctx->req_free; r != nullptr; r = r->free_next) {
+        reserved++;
+    }
+    EXPECT_EQ(reserved, 256u);
+    std::vector<ibmsg_request_t> reqs(reserved + 1, IBMSG_REQUEST_NULL);
+    for (size_t i = 0; i < reserved; i++) {
+        ASSERT_EQ(ibmsg_tag_irecv(ctx, b, nullptr, 0, 1000 + i, IBMSG_TAG_MASK_EXACT, &reqs[i]),
+                  IBMSG_OK);
+    }
+    EXPECT_EQ(ctx->req_chunks, first) << "the reserved requests served them all";
+    EXPECT_EQ(ctx->req_free, nullptr);
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, b, nullptr, 0, 999, IBMSG_TAG_MASK_EXACT, &reqs[reserved]),
+              IBMSG_OK);
+    EXPECT_NE(ctx->req_chunks, first) << "one more grew the pool";
+    for (auto &r : reqs) {
+        ASSERT_EQ(ibmsg_request_cancel(r), IBMSG_OK);
+        EXPECT_EQ(ibmsg_request_wait(&r, nullptr), IBMSG_ERR_CANCELED);
+    }
+}
+
 TEST_F(MsgTest, ACallWithArrivalsPollsTheSendCqOnlyWhenACompletionIsDue)
 {
     ASSERT_GT(a->signal_interval, 1u);
