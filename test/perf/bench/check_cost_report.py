@@ -70,20 +70,29 @@ def callgrind(out, tool, side, test, size, n, progress_calls):
                 % (half, progress_calls - half))
 
 
-def callgrind_probed(out, tool, side, test, size, n, empty, loop_ir, tests):
+def callgrind_probed(out, tool, side, test, size, n, empty, loop_ir, tests, waits="library"):
     """The two dumps of a run with --empty-polls: the interval's (.1), with core_keepalive_idle
-    called empty times (from two sites), and the empty polls' (.2), perf_poll_empty's loop of
-    tests calls of ibmsg_request_test costing loop_ir in all."""
+    called empty times (from two sites) and its waits' tests made by perf_spin, and outside it
+    by ibmsg_request_wait one for each empty call (waits "library"), by perf_run one per message
+    ("await": perf_await's first test) or none ("spin"); and the empty polls' (.2):
+    perf_poll_empty calls perf_spin, whose loop of tests calls of ibmsg_request_test costs
+    loop_ir in all."""
     path = os.path.join(out, "raw", "ir_%s_%s_%s_%d_%d.callgrind" % (tool, side, test, size, n))
+    outside = {"library": ("ibmsg_request_wait", empty), "await": ("perf_run", n),
+               "spin": None}[waits]
     with open(path + ".1", "w") as f:
         f.write("events: Ir\nfn=(4) core_progress\n0 7\ncfn=(5) core_keepalive_idle\n"
                 "calls=%d 0\n0 100\nfn=(6) core_wait_block\ncfn=(5)\ncalls=%d 0\n* 9\n"
-                % (empty - 3, 3))
+                "fn=(7) perf_spin\ncfn=(3) ibmsg_request_test\ncalls=%d 0\n0 500\n"
+                % (empty - 3, 3, empty + n))
+        if outside is not None:
+            f.write("fn=(8) %s\ncfn=(3)\ncalls=%d 0\n0 500\n" % outside)
     with open(path + ".2", "w") as f:
         f.write("events: Ir\nfn=(1) perf_empty_polls\n0 10\ncfn=(2) perf_poll_empty\ncalls=1 0\n"
-                "0 %d\nfn=(2)\n0 %d\ncfn=(3) ibmsg_request_test\ncalls=%d 0\n+2 %d\n"
+                "0 %d\nfn=(2)\n0 1\ncfn=(7) perf_spin\ncalls=1 0\n0 %d\nfn=(7)\n0 %d\n"
+                "cfn=(3) ibmsg_request_test\ncalls=%d 0\n+2 %d\n"
                 "fn=(4) core_progress\ncfn=(5) core_keepalive_idle\ncalls=%d 0\n0 100\n"
-                % (loop_ir, tests, tests, loop_ir - tests, tests))
+                % (loop_ir + 1, loop_ir, tests, tests, loop_ir - tests, tests))
 
 
 def report(out, mode="--counters-cost"):
@@ -192,6 +201,27 @@ def main():
         expect(text, "send_bw 8 B                    receiver n/a (a run failed, was not made or "
                      "has no empty polls: see raw/ir_*)")
         expect(text, "21 instructions are 21 ns")
+
+        # Every wait of the interval in perf_spin, the loop the empty polls measured: the
+        # subtraction is exact, no residue, and 30 under a target of 40.2 is decided: met.
+        out = os.path.join(d, "s")
+        make(out, probed)
+        lat = (("ibmsg", 300, 6000, 110000), ("ibmsg", 900, 22500, 110000),
+               ("ibmsg_off", 300, 9000, 90000), ("ibmsg_off", 900, 27000, 90000))
+        for tool, n, empty, loop_ir in lat:
+            callgrind_probed(out, tool, "sender", "lat", 8, n, empty, loop_ir, 1000, waits="spin")
+        expect(report(out), "send_lat 8 B                   sender   on   2040, off   2010:   +30 "
+                            "instructions,  +1.49%: met; left out: 27.50 empty calls per message on "
+                            "(110 instructions each), 30.00 off (90); residue +-0")
+        # perf_await: one test per iteration outside perf_spin, at most one empty call each:
+        # 3 instructions for each build.
+        for tool, n, empty, loop_ir in lat:
+            callgrind_probed(out, tool, "sender", "lat", 8, n, empty, loop_ir, 1000, waits="await")
+        expect(report(out), "+1.49%: met; left out: 27.50 empty calls per message on "
+                            "(110 instructions each), 30.00 off (90); residue +-6")
+        # One run of a build whose waits were the library's: the residue is back.
+        callgrind_probed(out, "ibmsg_off", "sender", "lat", 8, 900, 27000, 90000, 1000)
+        expect(report(out), "+1.49%: met (not decided: within the residue)")
 
         # A failed callgrind run: its side is n/a, the other side still counts.
         out = os.path.join(d, "b")
