@@ -504,10 +504,10 @@ static UTIL_ALWAYS_INLINE int post_msg(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_
        (the compiler cannot keep it across them). */
     cnt = ep->cnt;
     core_cnt_inc(cnt, CNT_VERBS_SEND_WRS_POSTED);
-    if (type == CORE_WIRE_EAGER) {
+    if (util_likely(type == CORE_WIRE_EAGER)) {
         core_cnt_inc(cnt, CNT_CORE_EAGER_MSGS_SENT);
         core_cnt_add(cnt, CNT_CORE_EAGER_BYTES_SENT, len);
-        if (b == NULL) { /* a test and a jump where computing the 0 or 1 to add took three */
+        if (util_likely(b == NULL)) { /* a test and a jump, where computing the 0 or 1 took three */
             core_cnt_inc(cnt, CNT_CORE_INLINE_MSGS_SENT);
         }
         core_cnt_add(cnt, CNT_CORE_COMPACT_MSGS_SENT, (uint64_t)compact);
