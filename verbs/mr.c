@@ -244,30 +244,25 @@ int verbs_mr_cache_open(verbs_dev_t *dev, const verbs_rcache_params_t *params, u
     mc->dev = dev;
     mc->cnt = cnt;
     mc->need = need;
-    if (!hca->shared) {
-        status = mr_shared_create(dev, params, 0, cnt, &mc->sh);
-        if (status == IBMSG_OK) {
-            mc->sh->users = 1;
-            mc->sh->need = need;
-            mr_cap(mc->sh, 1);
-        }
-    } else {
+    if (hca->shared) {
         pthread_mutex_lock(&hca->lock);
-        if (hca->mr_shared != NULL && same_params(&hca->mr_shared->params, params)) {
-            mc->sh = hca->mr_shared;
-        } else {
-            /* Settings of its own: a cache of its own, shared with later contexts alike if the
-               device has none. */
-            status = mr_shared_create(dev, params, 1, cnt, &mc->sh);
-            if (status == IBMSG_OK && hca->mr_shared == NULL) {
-                hca->mr_shared = mc->sh;
-            }
+    }
+    if (hca->shared && hca->mr_shared != NULL && same_params(&hca->mr_shared->params, params)) {
+        mc->sh = hca->mr_shared;
+    } else {
+        /* The context's own cache (its device not shared, or settings of its own); a shared
+           device's is shared with later contexts alike if the device has none. */
+        status = mr_shared_create(dev, params, hca->shared, cnt, &mc->sh);
+        if (status == IBMSG_OK && hca->shared && hca->mr_shared == NULL) {
+            hca->mr_shared = mc->sh;
         }
-        if (status == IBMSG_OK) {
-            mc->sh->users++;
-            mc->sh->need += need;
-            mr_cap(mc->sh, mc->sh->users == 1);
-        }
+    }
+    if (status == IBMSG_OK) {
+        mc->sh->users++;
+        mc->sh->need += need;
+        mr_cap(mc->sh, mc->sh->users == 1);
+    }
+    if (hca->shared) {
         pthread_mutex_unlock(&hca->lock);
     }
     if (status != IBMSG_OK) {
