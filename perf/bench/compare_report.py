@@ -491,11 +491,11 @@ DEFERRED_SPREAD = 0.10
 
 def waiting(path):
     """(empty progress calls in the interval, instructions of one, the loop's tests, tests in
-    the interval made outside perf_spin, calls of the deferred work in it) of a run with --empty-polls, or None: the calls of
-    core_keepalive_idle in the interval's dump (path + ".1"), and the loop of empty polls in the
-    second dump (each of its calls finds nothing: the peer is done) divided by its tests. An
-    empty call of a test in perf_spin costs exactly what one of the loop's does; only those of
-    the tests outside it leave a residue."""
+    the interval made outside perf_spin, calls of the deferred work in it) of a run with
+    --empty-polls, or None: the calls of core_keepalive_idle in the interval's dump (path +
+    ".1"), and the loop of empty polls in the second dump (each of its calls finds nothing: the
+    peer is done) divided by its tests. An empty call of a test in perf_spin costs exactly what
+    one of the loop's does; only those of the tests outside it leave a residue."""
     interval, loop = callgrind_calls(path + ".1"), callgrind_calls(path + ".2")
     if interval is None or not loop:
         return None
@@ -567,14 +567,13 @@ def waiting_free(ir, out_dir, tools, side, test, size):
             continue
         ns = sorted(adj)
         n1, n2 = ns[0], ns[-1]
-        if n1 == n2:
-            per, e, o = adj[n1][0] / n1, adj[n1][1] / float(n1), adj[n1][3] / float(n1)
-            dw = adj[n1][4] / float(n1)
-        else:
-            per = (adj[n2][0] - adj[n1][0]) / float(n2 - n1)
-            e = (adj[n2][1] - adj[n1][1]) / float(n2 - n1)
-            o = (adj[n2][3] - adj[n1][3]) / float(n2 - n1)
-            dw = (adj[n2][4] - adj[n1][4]) / float(n2 - n1)
+
+        def rate(k):  # field k per message: of one run, or of two runs' difference
+            if n1 == n2:
+                return adj[n1][k] / float(n1)
+            return (adj[n2][k] - adj[n1][k]) / float(n2 - n1)
+
+        per, e, o, dw = (rate(k) for k in (0, 1, 3, 4))
         result.append((per, e, statistics.mean(a[2] for a in adj.values()), o, dw))
     if not probed:
         return None
