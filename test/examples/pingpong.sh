@@ -54,7 +54,9 @@ run)
     loop=$work/cmake/event_loop
     printf 'hello\nworld\n' | "$loop" "$((port + 3))" >"$work/loop-server.out" &
     server=$!
-    (sleep 1; printf 'ping\n') | "$loop" "$((port + 3))" 127.0.0.1 >"$work/loop-client.out"
+    # The client's input stays open a second after its line: the server's goodbye (its input
+    # ends at once) arrives first, and the client goes on reading its input without a receive.
+    (sleep 1; printf 'ping\n'; sleep 1) | "$loop" "$((port + 3))" 127.0.0.1 >"$work/loop-client.out"
     wait "$server"
     printf 'got: ping\n' | diff - "$work/loop-server.out"
     printf 'got: hello\ngot: world\n' | diff - "$work/loop-client.out"
