@@ -113,6 +113,9 @@ static int perf_conn_open(const perf_options_t *o, perf_conn_t *c)
     if (ret == IBMSG_OK && o->gid_index >= 0) {
         ret = perf_hint(info, "gid_index", o->gid_index);
     }
+    if (ret == IBMSG_OK && o->qp_timeout > 0) {
+        ret = perf_hint(info, "verbs_timeout", o->qp_timeout);
+    }
     /* perftest's meanings: -r receives posted (ibmsg: the credits, receive buffers posted per
      * endpoint), -t sends in flight (the send queue), -Q one completion per n sends (default
      * 100, capped by the library at half the send queue). The latency test has one message in

@@ -24,6 +24,7 @@ static const struct option perf_long_options[] = {
     {"ib-dev", required_argument, NULL, 'd'},
     {"ib-port", required_argument, NULL, 'i'},
     {"gid-index", required_argument, NULL, 'x'},
+    {"qp-timeout", required_argument, NULL, 'u'},
     {"port", required_argument, NULL, 'p'},
     {"size", required_argument, NULL, 's'},
     {"iters", required_argument, NULL, 'n'},
@@ -61,6 +62,8 @@ static void perf_atomic_usage(perf_test_t test, const char *prog, FILE *out)
             "  -d, --ib-dev=<dev>       RDMA device (default: the first ACTIVE port)\n"
             "  -i, --ib-port=<port>     device port (default: the first ACTIVE one)\n"
             "  -x, --gid-index=<index>  GID index (default: RoCE v2 IPv4-mapped GID)\n"
+            "  -u, --qp-timeout=<t>     RC local ACK timeout, 4.096 us * 2^t, 1..31 (ibmsg\n"
+            "                           verbs_timeout; default 14)\n"
             "  -p, --port=<port>        TCP port of the out-of-band exchange (default %d)\n"
             "  -A, --atomic_type=<type> FETCH_AND_ADD (default) or CMP_AND_SWAP\n"
             "  -s, --size=<bytes>       8 only (the atomics are 64-bit)\n"
@@ -118,6 +121,8 @@ void perf_options_usage(perf_test_t test, const char *prog, FILE *out)
             "  -d, --ib-dev=<dev>       RDMA device (default: the first ACTIVE port)\n"
             "  -i, --ib-port=<port>     device port (default: the first ACTIVE one)\n"
             "  -x, --gid-index=<index>  GID index (default: RoCE v2 IPv4-mapped GID)\n"
+            "  -u, --qp-timeout=<t>     RC local ACK timeout, 4.096 us * 2^t, 1..31 (ibmsg\n"
+            "                           verbs_timeout; default 14)\n"
             "  -p, --port=<port>        TCP port of the out-of-band exchange (default %d)\n"
             "  -s, --size=<bytes>       message size (default %d); up to 8 MiB\n"
             "  -n, --iters=<n>          iterations (default %d)\n"
@@ -199,6 +204,7 @@ static void perf_options_defaults(perf_options_t *o, perf_test_t test, const cha
     o->prog = prog;
     o->ib_port = -1;
     o->gid_index = -1;
+    o->qp_timeout = -1;
     o->tcp_port = PERF_DEFAULT_TCP_PORT;
     o->size = perf_test_is_atomic(test) ? 8 : test != PERF_TEST_SEND_LAT ? 65536 : 2;
     o->iters = PERF_DEFAULT_ITERS;
@@ -256,7 +262,7 @@ int perf_options_parse(perf_options_t *o, perf_test_t test, int argc, char **arg
     perf_options_defaults(o, test, prog);
     opterr = 0;
     optind = 0; /* 0, not 1: glibc then also forgets a previous scan's state */
-    while ((c = getopt_long(argc, argv, ":d:i:x:p:s:n:aD:t:r:Q:I:l:FhA:o:", perf_long_options,
+    while ((c = getopt_long(argc, argv, ":d:i:x:u:p:s:n:aD:t:r:Q:I:l:FhA:o:", perf_long_options,
                             NULL)) != -1) {
         switch (c) {
         case 'd':
@@ -277,6 +283,12 @@ int perf_options_parse(perf_options_t *o, perf_test_t test, int argc, char **arg
                 return PERF_PARSE_ERROR;
             }
             o->gid_index = (int)v;
+            break;
+        case 'u':
+            if (perf_parse_long("-u", optarg, 1, 31, &v, err) != 0) {
+                return PERF_PARSE_ERROR;
+            }
+            o->qp_timeout = (int)v;
             break;
         case 'p':
             if (perf_parse_long("-p", optarg, 1, 65535, &v, err) != 0) {

@@ -66,8 +66,9 @@ typedef struct perf_options {
     const char *prog;
     const char *host; /* NULL: server */
     const char *device;
-    int ib_port;   /* -i */
-    int gid_index; /* -x */
+    int ib_port;    /* -i */
+    int gid_index;  /* -x */
+    int qp_timeout; /* -u: RC local ACK timeout exponent, -1: the library's */
     uint16_t tcp_port;
     size_t size;
     bool size_set;

@@ -29,6 +29,9 @@ expect_error "unknown tool 'mpi'" - --tools "ibmsg mpi"
 expect_error "bad --pin '0' (S,C: the server's CPU, the client's)" - --pin 0 --no-build
 expect_error "bad --pin '0,x' (S,C: the server's CPU, the client's)" - --pin 0,x --no-build
 expect_error "--pin goes with the default comparison or --quick" - --pin 0,1 --counters-cost
+expect_error "bad --qp-timeout '0' (1..31)" - --qp-timeout 0 --no-build
+expect_error "bad --qp-timeout '32' (1..31)" - --qp-timeout 32 --no-build
+expect_error "--qp-timeout goes with the default comparison or --quick" - --qp-timeout 18 --steps
 expect_error "bad size '0' (1..8388608)" - --sizes "8 0"
 expect_error "bad --reps" - --reps 0
 expect_error "unknown option '--bogus'" - --bogus

@@ -97,6 +97,8 @@ TEST(PerfOptions, EveryDocumentedBwFlag)
                                          "-l",
                                          "8",
                                          "-F",
+                                         "-u",
+                                         "18",
                                          "--report_gbits",
                                          "--output=message_rate",
                                          "--counters=core,nic",
@@ -108,6 +110,7 @@ TEST(PerfOptions, EveryDocumentedBwFlag)
     EXPECT_STREQ(o.device, "rxe0");
     EXPECT_EQ(o.ib_port, 1);
     EXPECT_EQ(o.gid_index, 1);
+    EXPECT_EQ(o.qp_timeout, 18);
     EXPECT_EQ(o.tcp_port, 20000);
     EXPECT_EQ(o.size, 4096u);
     EXPECT_EQ(o.iters, 77);
@@ -133,6 +136,7 @@ TEST(PerfOptions, AllDurationCountersAndLongForms)
     EXPECT_TRUE(a.opts.counters);
     EXPECT_STREQ(a.opts.counter_categories, "");
     EXPECT_EQ(a.opts.output, PERF_OUTPUT_BANDWIDTH);
+    EXPECT_EQ(a.opts.qp_timeout, -1); // not given: the library's verbs_timeout
     Parsed d = parse(PERF_TEST_SEND_LAT, {"-D", "3", "--output=latency", "--counters=papi"});
     ASSERT_EQ(d.ret, 0) << d.err;
     EXPECT_EQ(d.opts.duration, 3);
@@ -172,6 +176,8 @@ TEST(PerfOptions, BadFlagsAreRefusedWithAMessage)
         {PERF_TEST_SEND_BW, {"--bogus"}, "unknown option --bogus"},
         {PERF_TEST_SEND_BW, {"-R"}, "unknown option -R"},
         {PERF_TEST_SEND_BW, {"-s"}, "needs a value"},
+        {PERF_TEST_SEND_BW, {"-u", "0"}, "invalid value '0' for -u"},
+        {PERF_TEST_SEND_LAT, {"--qp-timeout=32"}, "invalid value '32' for -u"},
         {PERF_TEST_SEND_BW, {"-s", "0"}, "invalid value '0' for -s"},
         {PERF_TEST_SEND_BW, {"-s", "12k"}, "invalid value '12k' for -s"},
         {PERF_TEST_SEND_BW, {"-s", "16777216"}, "invalid value"},
