@@ -760,7 +760,7 @@ def main():
                  "; " + "; ".join(mtu) + " (veth MTU 9000 gives IB MTU 4096)",
                  "versions: " + "; ".join(l for l in env if l.startswith(("perftest", "ucx",
                                                                          "kernel", "cpus")))]
-    env_lines += [l for l in env if l.startswith(("baseline ", "user ", "pinned: "))]
+    env_lines += [l for l in env if l.startswith(("baseline ", "user ", "pinned: ", "qp timeout"))]
     reps = max([int(s["rep"]) for s in samples] or [0])
     if "--counters-cost" in sys.argv:
         lines = cost_table(samples, env_lines, reps, out, "counters")

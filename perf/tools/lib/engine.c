@@ -90,71 +90,20 @@ int perf_fail(const char *what, int status)
     return status;
 }
 
-static int perf_hint(ibmsg_info_t info, const char *key, long value)
-{
-    return ibmsg_info_set_int(info, key, value);
-}
-
 static int perf_conn_open(const perf_options_t *o, perf_conn_t *c)
 {
     ibmsg_info_t info;
-    int ret = ibmsg_info_create(&info);
+    int ret;
 
     memset(c, 0, sizeof(*c));
-    if (ret != IBMSG_OK) {
-        return perf_fail("info", ret);
-    }
-    if (o->device != NULL) {
-        ret = ibmsg_info_set_string(info, "device", o->device);
-    }
-    if (ret == IBMSG_OK && o->ib_port > 0) {
-        ret = perf_hint(info, "port", o->ib_port);
-    }
-    if (ret == IBMSG_OK && o->gid_index >= 0) {
-        ret = perf_hint(info, "gid_index", o->gid_index);
-    }
-    if (ret == IBMSG_OK && o->qp_timeout > 0) {
-        ret = perf_hint(info, "verbs_timeout", o->qp_timeout);
-    }
-    /* perftest's meanings: -r receives posted (ibmsg: the credits, receive buffers posted per
-     * endpoint), -t sends in flight (the send queue), -Q one completion per n sends (default
-     * 100, capped by the library at half the send queue). The latency test has one message in
-     * flight and keeps the library's defaults. */
-    if (ret == IBMSG_OK && o->test == PERF_TEST_SEND_BW) {
-        ret = perf_hint(info, "core_credits", o->rx_depth < 4 ? 4 : o->rx_depth);
-        if (ret == IBMSG_OK) {
-            ret = perf_hint(info, "core_sq_depth", o->tx_depth < 8 ? 8 : o->tx_depth);
-        }
-        if (ret == IBMSG_OK) {
-            ret = perf_hint(info, "core_signal_interval",
-                            o->cq_mod > 0 ? o->cq_mod : PERF_DEFAULT_CQ_MOD);
-        }
-    } else if (ret == IBMSG_OK && o->test == PERF_TEST_ATOMIC_BW) {
-        /* -t atomics in flight (the send queue), -o those the device has outstanding. */
-        ret = perf_hint(info, "core_sq_depth", o->tx_depth < 8 ? 8 : o->tx_depth);
-        if (ret == IBMSG_OK && o->outs > 0) {
-            ret = perf_hint(info, "verbs_max_rd_atomic", o->outs);
-        }
-    } else if (ret == IBMSG_OK && o->cq_mod > 0) {
-        ret = perf_hint(info, "core_signal_interval", o->cq_mod);
-    }
-    if (ret == IBMSG_OK && o->inline_size >= 0) {
-        ret = perf_hint(info, "core_inline_limit", o->inline_size);
-    }
-    if (ret == IBMSG_OK && o->post_list > 0) {
-        ret = perf_hint(info, "core_send_batch", o->post_list);
-    }
-    if (ret == IBMSG_OK) {
-        ret = ibmsg_context_create(info, &c->ctx);
-        if (ret != IBMSG_OK) {
-            perf_fail("context (device, port, GID or -Q/-I value)", ret);
-        }
-    } else {
-        perf_fail("info hint", ret);
-    }
-    ibmsg_info_free(&info);
+    ret = perf_options_info(o, &info);
     if (ret != IBMSG_OK) {
         return ret;
+    }
+    ret = ibmsg_context_create(info, &c->ctx);
+    ibmsg_info_free(&info);
+    if (ret != IBMSG_OK) {
+        return perf_fail("context (device, port, GID or -u/-Q/-I value)", ret);
     }
     ret = ibmsg_ep_create(c->ctx, &c->ep);
     if (ret != IBMSG_OK) {

@@ -95,6 +95,11 @@ typedef struct perf_options {
     const char *json_path;        /* NULL: no JSON; "-": stdout */
 } perf_options_t;
 
+/** The library hints the options ask for (perftest's flags in ibmsg's terms: -u verbs_timeout,
+ *  -t core_sq_depth, ...) in a new info object for ibmsg_context_create; *info is the caller's
+ *  to free. A status and a message on stderr when the info cannot be made. */
+int perf_options_info(const perf_options_t *o, ibmsg_info_t *info);
+
 /* perf_options_parse results besides 0. */
 #define PERF_PARSE_ERROR 1
 #define PERF_PARSE_HELP  2

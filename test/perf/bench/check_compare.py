@@ -65,6 +65,8 @@ def main():
     check(re.search(r"ib_active_mtu 4096", text) is not None, "no IB MTU 4096 line in the table")
     check("netdev veth0 mtu 9000" in text or "vm 0" in open(os.path.join(d, "env.txt")).read(),
           "no veth MTU 9000 line")
+    check("qp timeout: each tool's default (perftest and ibmsg 14, 67 ms; UCX 1 s)" in text,
+          "no line naming the tools' ACK timeouts")
     notes = text.split("Runs without a sample", 1)[1] if "Runs without a sample" in text else ""
     for title, ncols in (("Bandwidth", 10), ("Latency", 7)):
         header, rows = section(lines, title)

@@ -10,6 +10,7 @@
 #include <vector>
 
 extern "C" {
+#include "core/config.h"
 #include "perf/tools/lib/perf.h"
 #include "perf/tools/lib/stamp.h"
 }
@@ -150,6 +151,36 @@ TEST(PerfOptions, AllDurationCountersAndLongForms)
     EXPECT_EQ(l.opts.size, 8u);
     EXPECT_EQ(l.opts.iters, 50);
     EXPECT_EQ(l.opts.inline_size, 0);
+}
+
+// perftest's flags become the library's hints by name (a misspelt key would be ignored there).
+TEST(PerfOptions, FlagsBecomeLibraryHints)
+{
+    Parsed p = parse(PERF_TEST_SEND_BW, {"-u", "18", "-x", "3", "-t", "64", "-l", "8"});
+    ASSERT_EQ(p.ret, 0) << p.err;
+    ibmsg_info_t info;
+    ASSERT_EQ(perf_options_info(&p.opts, &info), IBMSG_OK);
+    int64_t v = 0;
+    EXPECT_EQ(ibmsg_info_get_int(info, "verbs_timeout", &v), IBMSG_OK);
+    EXPECT_EQ(v, 18);
+    EXPECT_EQ(ibmsg_info_get_int(info, "gid_index", &v), IBMSG_OK);
+    EXPECT_EQ(v, 3);
+    EXPECT_EQ(ibmsg_info_get_int(info, "core_sq_depth", &v), IBMSG_OK);
+    EXPECT_EQ(v, 64);
+    EXPECT_EQ(ibmsg_info_get_int(info, "core_send_batch", &v), IBMSG_OK);
+    EXPECT_EQ(v, 8);
+    ibmsg_info_free(&info);
+    // Each key is one of the library's settings, and the value in its range.
+    EXPECT_TRUE(core_config_check("verbs_timeout", 18));
+    EXPECT_TRUE(core_config_check("gid_index", 3));
+    EXPECT_TRUE(core_config_check("core_sq_depth", 64));
+    EXPECT_TRUE(core_config_check("core_send_batch", 8));
+    Parsed d = parse(PERF_TEST_SEND_LAT, {});
+    ASSERT_EQ(d.ret, 0) << d.err;
+    ASSERT_EQ(perf_options_info(&d.opts, &info), IBMSG_OK);
+    EXPECT_EQ(ibmsg_info_get_int(info, "verbs_timeout", &v), IBMSG_ERR_NOT_FOUND); // the library's
+    EXPECT_EQ(ibmsg_info_get_int(info, "core_sq_depth", &v), IBMSG_ERR_NOT_FOUND);
+    ibmsg_info_free(&info);
 }
 
 TEST(PerfOptions, HelpPrintsUsage)
