@@ -37,8 +37,12 @@ run)
         echo "no RDMA device: run test/vm/run -- ctest --test-dir build -L rdma"
         exit 77
     fi
+    # Built by example_build, or again here when missing or older than an example's source or
+    # the library (ctest -R example_pingpong after an edit runs what was edited).
     [ -x "$work/cmake/pingpong" ] && [ -x "$work/cmake/first" ] && [ -x "$work/pingpong-pc" ] &&
-        [ -x "$work/cmake/event_loop" ] || do_build
+        [ -x "$work/cmake/event_loop" ] &&
+        [ -z "$(find "$src" "$build"/libibmsg.so.* -newer "$work/pingpong-pc" -print -quit 2>/dev/null)" ] ||
+        do_build
     port=$((20000 + RANDOM % 20000))
     run_pair "$work/cmake/pingpong" "$port"
     run_pair "$work/pingpong-pc" "$((port + 1))"
