@@ -98,7 +98,7 @@ static int perf_conn_open(const perf_options_t *o, perf_conn_t *c)
     memset(c, 0, sizeof(*c));
     ret = perf_options_info(o, &info);
     if (ret != IBMSG_OK) {
-        return ret;
+        return perf_fail("info hint", ret);
     }
     ret = ibmsg_context_create(info, &c->ctx);
     ibmsg_info_free(&info);

@@ -525,7 +525,6 @@ int perf_options_info(const perf_options_t *o, ibmsg_info_t *info_out)
     int ret = ibmsg_info_create(&info);
 
     if (ret != IBMSG_OK) {
-        fprintf(stderr, "ibmsg perf: info: %s\n", ibmsg_status_string(ret));
         return ret;
     }
     if (o->device != NULL) {
@@ -569,7 +568,6 @@ int perf_options_info(const perf_options_t *o, ibmsg_info_t *info_out)
         ret = perf_hint(info, "core_send_batch", o->post_list);
     }
     if (ret != IBMSG_OK) {
-        fprintf(stderr, "ibmsg perf: info hint: %s\n", ibmsg_status_string(ret));
         ibmsg_info_free(&info);
         return ret;
     }

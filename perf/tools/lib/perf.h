@@ -97,7 +97,7 @@ typedef struct perf_options {
 
 /** The library hints the options ask for (perftest's flags in ibmsg's terms: -u verbs_timeout,
  *  -t core_sq_depth, ...) in a new info object for ibmsg_context_create; *info is the caller's
- *  to free. A status and a message on stderr when the info cannot be made. */
+ *  to free; on an error no info is left. */
 int perf_options_info(const perf_options_t *o, ibmsg_info_t *info);
 
 /* perf_options_parse results besides 0. */
