@@ -515,14 +515,15 @@ static int ring(ibmsg_world_t world, uint32_t size, uint32_t n)
     unsigned long long v_eps = pvar_read(eps), v_od = pvar_read(od), v_rej = pvar_read(rej),
                        v_c = pvar_read(conns), v_cns = pvar_read(conn_ns);
     unsigned sent = ev_count[0], taken = ev_count[1], races = ev_count[2];
+    uint32_t sent_to = ev_peer[0], taken_from = ev_peer[1];
     CHECK("barrier", ibmsg_world_barrier(world));
     /* The events of the connections made: with more than 2 ranks no two ask each other, so one
        request went to the next rank and one came from the previous, and nothing raced. */
     if (size > 2 &&
-        (sent != 1 || taken != 1 || races != 0 || ev_peer[0] != next || ev_peer[1] != prev)) {
+        (sent != 1 || taken != 1 || races != 0 || sent_to != next || taken_from != prev)) {
         FAIL("ring events: %u requests sent (to rank %u), %u taken (from rank %u), %u races "
              "(want 1 to %u, 1 from %u, 0)",
-             sent, ev_peer[0], taken, ev_peer[1], races, next, prev);
+             sent, sent_to, taken, taken_from, races, next, prev);
     }
     for (int t = 0; t < 3; t++) {
         CHECK("event_handle_free", ibmsg_t_event_handle_free(regs[t], NULL, NULL));
