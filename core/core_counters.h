@@ -51,6 +51,39 @@ static UTIL_ALWAYS_INLINE void core_level_add(cnt_shard_t *block, cnt_id_t id, i
 #endif
 }
 
+/** A step of a run of level id (cnt_level_run_add(): the writer marks where runs end). */
+static UTIL_ALWAYS_INLINE void core_level_run_add(cnt_shard_t *block, cnt_id_t id, int64_t delta)
+{
+#if IBMSG_HAVE_CORE_COUNTERS
+    cnt_level_run_add(block, id, delta);
+#else
+    (void)block;
+    (void)id;
+    (void)delta;
+#endif
+}
+
+/** Keep the high (low) mark of level id at its current value: a run ends here. */
+static UTIL_ALWAYS_INLINE void core_level_mark_high(cnt_shard_t *block, cnt_id_t id)
+{
+#if IBMSG_HAVE_CORE_COUNTERS
+    cnt_level_mark_high(block, id);
+#else
+    (void)block;
+    (void)id;
+#endif
+}
+
+static UTIL_ALWAYS_INLINE void core_level_mark_low(cnt_shard_t *block, cnt_id_t id)
+{
+#if IBMSG_HAVE_CORE_COUNTERS
+    cnt_level_mark_low(block, id);
+#else
+    (void)block;
+    (void)id;
+#endif
+}
+
 /** Begin a timed region of timer id: 0 (no clock read) unless a handle of the timer runs. */
 static UTIL_ALWAYS_INLINE cnt_tick_t core_timer_start(cnt_id_t id)
 {

@@ -40,7 +40,17 @@ static UTIL_ALWAYS_INLINE void ep_queue_repost(ibmsg_ep_t ep, core_rdesc_t *d)
     core_ep_mark_dirty(ep);
 }
 
-/* Copy a message into a receive request: never more than the request's buffer holds. */
+/* A message longer than its receive: counted and completed with the error, out of line. */
+static UTIL_COLD void deliver_truncated(struct ibmsg_request_s *req, ibmsg_ep_t ep)
+{
+    core_cnt_inc(ep->cnt, CNT_CORE_TRUNCATED_MSGS);
+    core_req_complete(req, IBMSG_ERR_TRUNCATED);
+}
+
+/*
+ * Copy a message into a receive request: never more than the request's buffer holds. The rare
+ * cases count out of line, so that the common path is the same code with counting and without.
+ */
 static inline void deliver(struct ibmsg_request_s *req, ibmsg_ep_t ep, uint64_t tag,
                            const void *data, uint32_t len)
 {
@@ -53,8 +63,7 @@ static inline void deliver(struct ibmsg_request_s *req, ibmsg_ep_t ep, uint64_t 
     req->status.tag = tag;
     req->status.length = len;
     if (util_unlikely(len > req->len)) {
-        core_cnt_inc(ep->cnt, CNT_CORE_TRUNCATED_MSGS);
-        core_req_complete(req, IBMSG_ERR_TRUNCATED);
+        deliver_truncated(req, ep);
     } else {
         core_req_complete(req, IBMSG_OK);
     }
@@ -248,6 +257,13 @@ static void recv_compact(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d, co
     recv_eager(ctx, ep, d, core_wire_imm_tag(wc->ex), 0, wc->byte_len);
 }
 
+/* The SRQ's last buffer was taken: counted once until a refill, out of line as is deliver's. */
+static UTIL_COLD void srq_ran_empty(ibmsg_context_t ctx)
+{
+    ctx->srq_empty = 1;
+    core_cnt_inc(ctx->cnt, CNT_CORE_SRQ_EMPTY);
+}
+
 /*
  * A buffer of the SRQ completed: which endpoint it served comes from the QP number. The level
  * core_srq_posted moves once per poll (srq_polled): only falls happen in between, so its low
@@ -257,8 +273,7 @@ static inline ibmsg_ep_t srq_taken(ibmsg_context_t ctx, core_rdesc_t *d, const v
 {
     ctx->srq_posted--;
     if (util_unlikely(ctx->srq_posted == 0) && !ctx->srq_empty) {
-        ctx->srq_empty = 1;
-        core_cnt_inc(ctx->cnt, CNT_CORE_SRQ_EMPTY);
+        srq_ran_empty(ctx);
     }
     d->ep = core_qpt_find(&ctx->qpt, wc->qp_num);
     return d->ep;
@@ -692,9 +707,11 @@ void core_drain_recv_cq(ibmsg_context_t ctx)
     int n;
 
     while ((n = verbs_cq_poll(ctx->rcq, VERBS_CQ_POLL_MAX, wcs)) > 0) {
+        core_mq_arrivals_begin(&ctx->mq);
         for (int i = 0; i < n; i++) {
             handle_recv(ctx, &wcs[i]);
         }
+        core_mq_arrivals_end(&ctx->mq);
         if (ctx->srq != NULL) {
             srq_polled(ctx, n);
         }
@@ -723,8 +740,12 @@ int core_progress(ibmsg_context_t ctx, int *events)
         core_timer_stop(ctx->cnt, CNT_CORE_PROGRESS_TIME, start);
         return n;
     }
-    for (int i = 0; i < n; i++) {
-        handle_recv(ctx, &wcs[i]);
+    if (n > 0) {
+        core_mq_arrivals_begin(&ctx->mq);
+        for (int i = 0; i < n; i++) {
+            handle_recv(ctx, &wcs[i]);
+        }
+        core_mq_arrivals_end(&ctx->mq);
     }
     /*
      * The send CQ gets a completion for a signalled work request only, or an error one: so a

@@ -6,6 +6,7 @@
 #include "counters/shards/shard.h"
 
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -30,7 +31,6 @@ UTIL_STATIC_ASSERT(sizeof(cnt_shard_t) <= CNT_CHUNK_SIZE, "a shard fits in a chu
 
 __thread cnt_shard_t *cnt_shard_tls __attribute__((tls_model("initial-exec")));
 uint8_t cnt_timer_gate[CNT_SLOT_COUNT];
-uint64_t cnt_wm_epoch[CNT_SLOT_COUNT];
 
 /*
  * cnt_lock protects: appending to the shard list, shard state changes, meta.refs, the retired
@@ -281,11 +281,29 @@ cnt_shard_t *cnt_shard_self_slow(void)
 
 /* ---- Retiring ------------------------------------------------------------------------------ */
 
+/* The high (low) watermark of the LEVEL_WM at s: its mark, base and level (see shard.h). */
+static int64_t cnt_wm_value(const uint64_t *s, cnt_read_what_t what)
+{
+    int64_t level = (int64_t)__atomic_load_n(s, __ATOMIC_ACQUIRE);
+    int64_t base = (int64_t)__atomic_load_n(&s[CNT_WM_BASE], __ATOMIC_ACQUIRE);
+    int64_t mark;
+
+    /* The mark is stored after the level: a read in between sees a level past its mark. */
+    if (what == CNT_READ_HIGH) {
+        mark = (int64_t)__atomic_load_n(&s[CNT_WM_HIGH], __ATOMIC_ACQUIRE);
+        mark = mark > base ? mark : base;
+        return mark > level ? mark : level;
+    }
+    mark = (int64_t)__atomic_load_n(&s[CNT_WM_LOW], __ATOMIC_ACQUIRE);
+    mark = mark < base ? mark : base;
+    return mark < level ? mark : level;
+}
+
 /*
  * Add a shard's values to the retired totals (caller holds cnt_lock, inside the sequence lock).
  * For a LEVEL_WM the retired slots hold: the summed levels; at +HIGH and +LOW how far the
- * retired shards' marks stood above and below their final levels, valid for the epoch at
- * +EPOCH (a later epoch makes them 0: retired shards no longer move).
+ * retired shards' marks stood above and below their final levels since the last restart (a
+ * restart makes them 0: retired shards no longer move).
  */
 static void cnt_fold(const cnt_shard_t *shard)
 {
@@ -297,18 +315,9 @@ static void cnt_fold(const cnt_shard_t *shard)
 
         __atomic_store_n(r, __atomic_load_n(r, __ATOMIC_RELAXED) + value, __ATOMIC_RELEASE);
         if (cnt_entries[e].kind == CNT_KIND_LEVEL_WM) {
-            uint64_t epoch = __atomic_load_n(&cnt_wm_epoch[id], __ATOMIC_RELAXED);
-            uint64_t above = 0, below = 0;
+            uint64_t above = (uint64_t)cnt_wm_value(s, CNT_READ_HIGH) - value;
+            uint64_t below = value - (uint64_t)cnt_wm_value(s, CNT_READ_LOW);
 
-            if (__atomic_load_n(&s[CNT_WM_EPOCH], __ATOMIC_RELAXED) == epoch) {
-                above = __atomic_load_n(&s[CNT_WM_HIGH], __ATOMIC_RELAXED) - value;
-                below = value - __atomic_load_n(&s[CNT_WM_LOW], __ATOMIC_RELAXED);
-            }
-            if (__atomic_load_n(&r[CNT_WM_EPOCH], __ATOMIC_RELAXED) != epoch) {
-                __atomic_store_n(&r[CNT_WM_HIGH], 0, __ATOMIC_RELEASE);
-                __atomic_store_n(&r[CNT_WM_LOW], 0, __ATOMIC_RELEASE);
-                __atomic_store_n(&r[CNT_WM_EPOCH], epoch, __ATOMIC_RELEASE);
-            }
             __atomic_store_n(&r[CNT_WM_HIGH],
                              __atomic_load_n(&r[CNT_WM_HIGH], __ATOMIC_RELAXED) + above,
                              __ATOMIC_RELEASE);
@@ -404,6 +413,9 @@ static void cnt_fold_into(const cnt_shard_t *child, cnt_shard_t *parent)
             continue;
         }
         if (cnt_entries[e].kind == CNT_KIND_LEVEL_WM) {
+            /* The parent may be in a run (cnt_level_run_add()): end it both ways first. */
+            cnt_level_mark_high(parent, id);
+            cnt_level_mark_low(parent, id);
             cnt_level_add(parent, id, (int64_t)value);
         } else {
             __atomic_store_n(&parent->slot[id],
@@ -450,36 +462,23 @@ void cnt_block_destroy(cnt_shard_t *block)
 
 /* ---- Reading ------------------------------------------------------------------------------- */
 
-/* A shard's contribution to what (a LEVEL_WM's marks when it has not moved this epoch: its level).
- */
-static uint64_t cnt_shard_value(const cnt_shard_t *shard, cnt_id_t id, cnt_read_what_t what,
-                                uint64_t epoch)
+/* A shard's contribution to what. */
+static uint64_t cnt_shard_value(const cnt_shard_t *shard, cnt_id_t id, cnt_read_what_t what)
 {
     const uint64_t *s = &shard->slot[id];
-    int64_t level, mark;
 
     if (what == CNT_READ_VALUE) {
         return __atomic_load_n(s, __ATOMIC_ACQUIRE);
     }
-    level = (int64_t)__atomic_load_n(s, __ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&s[CNT_WM_EPOCH], __ATOMIC_ACQUIRE) != epoch) {
-        return (uint64_t)level;
-    }
-    /* The mark is stored after the level: a read in between sees a level past its mark. */
-    if (what == CNT_READ_HIGH) {
-        mark = (int64_t)__atomic_load_n(&s[CNT_WM_HIGH], __ATOMIC_ACQUIRE);
-        return (uint64_t)(mark > level ? mark : level);
-    }
-    mark = (int64_t)__atomic_load_n(&s[CNT_WM_LOW], __ATOMIC_ACQUIRE);
-    return (uint64_t)(mark < level ? mark : level);
+    return (uint64_t)cnt_wm_value(s, what);
 }
 
-static uint64_t cnt_retired_value(cnt_id_t id, cnt_read_what_t what, uint64_t epoch)
+static uint64_t cnt_retired_value(cnt_id_t id, cnt_read_what_t what)
 {
     const uint64_t *r = &cnt_retired[id];
     uint64_t value = __atomic_load_n(r, __ATOMIC_ACQUIRE);
 
-    if (what == CNT_READ_VALUE || __atomic_load_n(&r[CNT_WM_EPOCH], __ATOMIC_ACQUIRE) != epoch) {
+    if (what == CNT_READ_VALUE) {
         return value;
     }
     if (what == CNT_READ_HIGH) {
@@ -488,7 +487,7 @@ static uint64_t cnt_retired_value(cnt_id_t id, cnt_read_what_t what, uint64_t ep
     return value - __atomic_load_n(&r[CNT_WM_LOW], __ATOMIC_ACQUIRE);
 }
 
-static uint64_t cnt_sum(cnt_id_t id, cnt_read_what_t what, uint64_t epoch)
+static uint64_t cnt_sum(cnt_id_t id, cnt_read_what_t what)
 {
     for (;;) {
         uint64_t seq = __atomic_load_n(&cnt_seq, __ATOMIC_ACQUIRE);
@@ -498,11 +497,11 @@ static uint64_t cnt_sum(cnt_id_t id, cnt_read_what_t what, uint64_t epoch)
             sched_yield(); /* a fold is in progress: it takes microseconds */
             continue;
         }
-        sum = cnt_retired_value(id, what, epoch);
+        sum = cnt_retired_value(id, what);
         for (const cnt_shard_t *shard = __atomic_load_n(&cnt_shards, __ATOMIC_ACQUIRE);
              shard != NULL; shard = shard->meta.next) {
             if (__atomic_load_n(&shard->meta.state, __ATOMIC_ACQUIRE) == CNT_SHARD_ACTIVE) {
-                sum += cnt_shard_value(shard, id, what, epoch);
+                sum += cnt_shard_value(shard, id, what);
             }
         }
         if (__atomic_load_n(&cnt_seq, __ATOMIC_RELAXED) == seq) {
@@ -512,11 +511,10 @@ static uint64_t cnt_sum(cnt_id_t id, cnt_read_what_t what, uint64_t epoch)
 }
 
 /* A shard plus its live children (blocks created with cnt_block_create_child()). */
-static uint64_t cnt_family_sum(const cnt_shard_t *shard, cnt_id_t id, cnt_read_what_t what,
-                               uint64_t epoch)
+static uint64_t cnt_family_sum(const cnt_shard_t *shard, cnt_id_t id, cnt_read_what_t what)
 {
     if (__atomic_load_n(&shard->meta.bind, __ATOMIC_RELAXED) == IBMSG_T_BIND_THREAD) {
-        return cnt_shard_value(shard, id, what, epoch); /* threads have no children */
+        return cnt_shard_value(shard, id, what); /* threads have no children */
     }
     for (;;) {
         uint64_t seq = __atomic_load_n(&cnt_seq, __ATOMIC_ACQUIRE);
@@ -526,12 +524,12 @@ static uint64_t cnt_family_sum(const cnt_shard_t *shard, cnt_id_t id, cnt_read_w
             sched_yield();
             continue;
         }
-        sum = cnt_shard_value(shard, id, what, epoch);
+        sum = cnt_shard_value(shard, id, what);
         for (const cnt_shard_t *s = __atomic_load_n(&cnt_shards, __ATOMIC_ACQUIRE); s != NULL;
              s = s->meta.next) {
             if (__atomic_load_n(&s->meta.parent, __ATOMIC_ACQUIRE) == shard &&
                 __atomic_load_n(&s->meta.state, __ATOMIC_ACQUIRE) == CNT_SHARD_ACTIVE) {
-                sum += cnt_shard_value(s, id, what, epoch);
+                sum += cnt_shard_value(s, id, what);
             }
         }
         if (__atomic_load_n(&cnt_seq, __ATOMIC_RELAXED) == seq) {
@@ -543,13 +541,12 @@ static uint64_t cnt_family_sum(const cnt_shard_t *shard, cnt_id_t id, cnt_read_w
 uint64_t cnt_read(const cnt_shard_t *shard, cnt_id_t id, cnt_read_what_t what)
 {
     int kind = cnt_id_kind(id);
-    uint64_t epoch, value;
+    uint64_t value;
 
     if (kind < 0 || (what != CNT_READ_VALUE && kind != CNT_KIND_LEVEL_WM)) {
         return 0;
     }
-    epoch = __atomic_load_n(&cnt_wm_epoch[id], __ATOMIC_RELAXED);
-    value = shard != NULL ? cnt_family_sum(shard, id, what, epoch) : cnt_sum(id, what, epoch);
+    value = shard != NULL ? cnt_family_sum(shard, id, what) : cnt_sum(id, what);
     return kind == CNT_KIND_TIMER ? cnt_tick_to_ns(value) : value;
 }
 
@@ -646,13 +643,64 @@ void cnt_timer_gate_stop(cnt_id_t id)
     pthread_mutex_unlock(&cnt_lock);
 }
 
+/*
+ * Make every thread of the process pass a full barrier: after it, a thread's next load sees what
+ * this thread stored before it, and this thread's next load what the others stored before it.
+ * The private expedited command takes microseconds; the global one, where the private one is
+ * missing (before Linux 4.14), milliseconds. Returns 0 when neither is there (a seccomp filter,
+ * an old kernel): logged once. Holds cnt_lock (the registration runs once).
+ */
+static int cnt_all_threads_barrier(void)
+{
+    static int how; /* 0: not tried, 1: private expedited, 2: global, -1: none */
+
+    if (how == 0) {
+        if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
+            how = 1;
+        } else if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0) {
+            how = 2;
+        } else {
+            how = -1;
+            util_warn("membarrier(2) unavailable (%s): a watermark started while another thread "
+                      "moves its level may miss the step made at that instant",
+                      strerror(errno));
+        }
+    }
+    if (how > 0) {
+        return syscall(SYS_membarrier,
+                       how == 1 ? MEMBARRIER_CMD_PRIVATE_EXPEDITED : MEMBARRIER_CMD_GLOBAL, 0,
+                       0) == 0;
+    }
+    return 0;
+}
+
+/*
+ * Restart the marks of LEVEL_WM id (cnt_lock held): "no mark yet" in every shard, the barrier,
+ * then each shard's level as its base (see shard.h for why this is enough), and no distance of
+ * the retired shards' marks from their final levels.
+ */
+static void cnt_wm_restart(cnt_id_t id)
+{
+    cnt_shard_t *shard;
+
+    for (shard = cnt_shards; shard != NULL; shard = shard->meta.next) {
+        __atomic_store_n(&shard->slot[id + CNT_WM_HIGH], CNT_WM_NONE_HIGH, __ATOMIC_RELAXED);
+        __atomic_store_n(&shard->slot[id + CNT_WM_LOW], CNT_WM_NONE_LOW, __ATOMIC_RELAXED);
+    }
+    cnt_all_threads_barrier();
+    for (shard = cnt_shards; shard != NULL; shard = shard->meta.next) {
+        __atomic_store_n(&shard->slot[id + CNT_WM_BASE],
+                         __atomic_load_n(&shard->slot[id], __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+    }
+    __atomic_store_n(&cnt_retired[id + CNT_WM_HIGH], 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&cnt_retired[id + CNT_WM_LOW], 0, __ATOMIC_RELEASE);
+}
+
 void cnt_wm_start(cnt_id_t id)
 {
     pthread_mutex_lock(&cnt_lock);
     if (cnt_wm_starts[id]++ == 0) {
-        __atomic_store_n(&cnt_wm_epoch[id],
-                         __atomic_load_n(&cnt_wm_epoch[id], __ATOMIC_RELAXED) + 1,
-                         __ATOMIC_RELAXED);
+        cnt_wm_restart(id);
     }
     pthread_mutex_unlock(&cnt_lock);
 }

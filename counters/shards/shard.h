@@ -19,7 +19,7 @@
  * shard list, folding) happens once per thread or object, out of line.
  *
  * Watermarks of a sharded level. Each shard keeps the maximum and minimum its own level reached
- * since the variable's watermark epoch; the epoch advances when the first handle of one of the
+ * since the variable's marks last restarted; they restart when the first handle of one of the
  * variable's watermarks starts (none was running), so a watermark starts from the current level.
  * - Bound to one shard (a thread, a block): exact, the max/min of that shard's level.
  * - NO_OBJECT: the sum of the per-shard maxima (minima), an UPPER bound of the true maximum of
@@ -27,6 +27,17 @@
  *   maximum when every shard peaks at the same time, and never less than the level.
  * - A handle started while another handle of the same variable runs sees the watermark since the
  *   earlier start: again a bound in the same direction, never an underestimate of a high mark.
+ * The restart is the reader's work, so that a step need not ask whether one happened: the
+ * starting thread puts "no mark yet" into every shard's marks, waits until every thread of the
+ * process has passed a full barrier (membarrier(2)), then stores each shard's level as the
+ * base the marks count from (cnt_wm_start()). A read takes the max (min) of mark, base and
+ * level. Started on the writer's thread, the marks are exact; started while another thread
+ * moves the level, they cover at least the time from the start's return and nothing before its
+ * call (a step in flight during the start may or may not count).
+ * Two kinds of step: cnt_level_add() keeps the mark of its direction at once; a level that
+ * moves one way in one place and the other way in another (a queue filled by the caller and
+ * drained by the progress engine) may take cnt_level_run_add(), a bare add, when its writer
+ * calls cnt_level_mark_high() / _low() wherever the direction can change (see there).
  */
 #ifndef IBMSG_COUNTERS_SHARD_H
 #define IBMSG_COUNTERS_SHARD_H
@@ -42,8 +53,8 @@ extern "C" {
 #endif
 
 /*
- * Slot ids. A LEVEL_WM takes four consecutive slots: the level, its high and low marks and the
- * watermark epoch the marks belong to.
+ * Slot ids. A LEVEL_WM takes four consecutive slots: the level, its high and low marks (the
+ * writer's; a restart resets them) and the base, the level at the restart (the reader's).
  */
 #define CNT_SLOTS_COUNTER(id)                                       CNT_##id,
 #define CNT_SLOTS_LEVEL(id)                                         CNT_##id,
@@ -54,7 +65,7 @@ extern "C" {
 enum {
     CNT_WM_HIGH = 1, /* slot offsets from a LEVEL_WM's id */
     CNT_WM_LOW = 2,
-    CNT_WM_EPOCH = 3,
+    CNT_WM_BASE = 3,
     CNT_WM_SLOTS = 4,
 };
 
@@ -117,8 +128,6 @@ extern __thread cnt_shard_t *cnt_shard_tls __attribute__((tls_model("initial-exe
 
 /* Per counter id: timers run only while this is set (a handle of that timer is started). */
 extern UTIL_HIDDEN uint8_t cnt_timer_gate[CNT_SLOT_COUNT];
-/* Per LEVEL_WM id: the current watermark epoch. */
-extern UTIL_HIDDEN uint64_t cnt_wm_epoch[CNT_SLOT_COUNT];
 
 /* ---- Hot path ------------------------------------------------------------------------------ */
 
@@ -211,9 +220,8 @@ static UTIL_ALWAYS_INLINE int cnt_id_has_wm(cnt_id_t id)
 }
 
 /*
- * The writer's own read of a slot of its shard. Plain: only this thread writes the slot (its
- * stores stay atomic, for readers on other threads), so the compiler may compare with the slot
- * in memory: one instruction where a relaxed atomic load and a compare are two.
+ * The writer's own read of a slot only it writes (a level). Plain: its stores stay atomic, for
+ * readers on other threads, so the compiler may compare with the slot in memory.
  */
 static UTIL_ALWAYS_INLINE uint64_t cnt_own_slot(const uint64_t *p)
 {
@@ -221,39 +229,72 @@ static UTIL_ALWAYS_INLINE uint64_t cnt_own_slot(const uint64_t *p)
 }
 
 /*
- * Keep the shard's watermarks of a level that moved by delta to now. A rise can only raise the
- * high mark and a fall only lower the low one, so a constant delta compares one mark.
+ * "No mark since the restart": a restart stores these, and the first step of the direction
+ * replaces them (any level is above CNT_WM_NONE_HIGH and below CNT_WM_NONE_LOW).
  */
-static UTIL_ALWAYS_INLINE void cnt_wm_update(cnt_shard_t *shard, cnt_id_t id, int64_t delta,
-                                             int64_t now)
+#define CNT_WM_NONE_HIGH ((uint64_t)INT64_MIN)
+#define CNT_WM_NONE_LOW  ((uint64_t)INT64_MAX)
+
+/*
+ * Whether level v is above (below) the mark at p. A restart on another thread may store the mark,
+ * so the compare reads it as an atomic would: on x86-64 one compare with the slot in memory and
+ * a jump (a relaxed load is a load more), elsewhere and under ThreadSanitizer a relaxed load.
+ */
+static UTIL_ALWAYS_INLINE int cnt_wm_above(int64_t v, const uint64_t *p)
 {
-    uint64_t *s = &shard->slot[id];
-    uint64_t epoch = __atomic_load_n(&cnt_wm_epoch[id], __ATOMIC_RELAXED);
+#if CNT_X86_ASM
+    __asm__ goto("cmpq %0, %1\n\tjg %l2" : : "m"(*p), "r"(v) : "cc" : above);
+    return 0;
+above:
+    return 1;
+#else
+    return v > (int64_t)__atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
 
-    if (util_unlikely(cnt_own_slot(&s[CNT_WM_EPOCH]) != epoch)) {
-        /* A new epoch began since this shard last moved: its level was old all along. */
-        uint64_t old = (uint64_t)now - (uint64_t)delta;
+static UTIL_ALWAYS_INLINE int cnt_wm_below(int64_t v, const uint64_t *p)
+{
+#if CNT_X86_ASM
+    __asm__ goto("cmpq %0, %1\n\tjl %l2" : : "m"(*p), "r"(v) : "cc" : below);
+    return 0;
+below:
+    return 1;
+#else
+    return v < (int64_t)__atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
 
-        __atomic_store_n(&s[CNT_WM_HIGH], old, __ATOMIC_RELAXED);
-        __atomic_store_n(&s[CNT_WM_LOW], old, __ATOMIC_RELAXED);
-        __atomic_store_n(&s[CNT_WM_EPOCH], epoch, __ATOMIC_RELAXED);
-    }
-    if (delta > 0 && now > (int64_t)cnt_own_slot(&s[CNT_WM_HIGH])) {
+/* Raise the high (lower the low) mark of the LEVEL_WM at s to now if now passes it. */
+static UTIL_ALWAYS_INLINE void cnt_wm_raise(uint64_t *s, int64_t now)
+{
+    if (cnt_wm_above(now, &s[CNT_WM_HIGH])) {
         __atomic_store_n(&s[CNT_WM_HIGH], (uint64_t)now, __ATOMIC_RELAXED);
     }
-    if (delta < 0 && now < (int64_t)cnt_own_slot(&s[CNT_WM_LOW])) {
+}
+
+static UTIL_ALWAYS_INLINE void cnt_wm_lower(uint64_t *s, int64_t now)
+{
+    if (cnt_wm_below(now, &s[CNT_WM_LOW])) {
         __atomic_store_n(&s[CNT_WM_LOW], (uint64_t)now, __ATOMIC_RELAXED);
     }
 }
 
-/** Move level id of shard by delta (LEVEL or LEVEL_WM). Only the shard's writer may call this. */
+/**
+ * Move level id of shard by delta (LEVEL or LEVEL_WM); a rise can only raise the high mark and a
+ * fall only lower the low one, so a constant delta compares one mark. Only the shard's writer
+ * may call this.
+ */
 static UTIL_ALWAYS_INLINE void cnt_level_add(cnt_shard_t *shard, cnt_id_t id, int64_t delta)
 {
     uint64_t *p = &shard->slot[id];
 
     cnt_slot_add(p, (uint64_t)delta);
     if (cnt_id_has_wm(id)) {
-        cnt_wm_update(shard, id, delta, (int64_t)cnt_own_slot(p));
+        if (delta > 0) {
+            cnt_wm_raise(p, (int64_t)cnt_own_slot(p));
+        } else if (delta < 0) {
+            cnt_wm_lower(p, (int64_t)cnt_own_slot(p));
+        }
     }
 }
 
@@ -265,6 +306,35 @@ static UTIL_ALWAYS_INLINE void cnt_level_inc(cnt_shard_t *shard, cnt_id_t id)
 static UTIL_ALWAYS_INLINE void cnt_level_dec(cnt_shard_t *shard, cnt_id_t id)
 {
     cnt_level_add(shard, id, -1);
+}
+
+/*
+ * A step of a run: the level of LEVEL_WM id moves by delta and its marks do not look. The marks
+ * stay exact if, between two calls of cnt_level_mark_high() / _low(), the level moves one way
+ * only: the extremes of such a run are its ends, its start was marked and its end is the level
+ * (a read takes the max and min with the level). So the writer marks the high mark where rises
+ * end and falls begin, and the low mark where falls end, e.g. before and after each batch of
+ * arrivals for a queue that the caller fills and the arrivals drain; a step out of that order
+ * marks the other direction first, then takes cnt_level_add().
+ */
+static UTIL_ALWAYS_INLINE void cnt_level_run_add(cnt_shard_t *shard, cnt_id_t id, int64_t delta)
+{
+    cnt_slot_add(&shard->slot[id], (uint64_t)delta);
+}
+
+/* Keep the high (low) mark of LEVEL_WM id at the current level: the end of a run (see above). */
+static UTIL_ALWAYS_INLINE void cnt_level_mark_high(cnt_shard_t *shard, cnt_id_t id)
+{
+    uint64_t *p = &shard->slot[id];
+
+    cnt_wm_raise(p, (int64_t)cnt_own_slot(p));
+}
+
+static UTIL_ALWAYS_INLINE void cnt_level_mark_low(cnt_shard_t *shard, cnt_id_t id)
+{
+    uint64_t *p = &shard->slot[id];
+
+    cnt_wm_lower(p, (int64_t)cnt_own_slot(p));
 }
 
 typedef uint64_t cnt_tick_t;
@@ -366,8 +436,9 @@ void cnt_timer_gate_start(cnt_id_t id);
 void cnt_timer_gate_stop(cnt_id_t id);
 
 /**
- * Count one more (less) started watermark handle of LEVEL_WM id. When none was running, a new
- * watermark epoch begins: the marks restart from the current level.
+ * Count one more (less) started watermark handle of LEVEL_WM id. When none was running, the
+ * marks of every shard restart from its current level (see the file comment; the start waits
+ * for a membarrier(2), microseconds).
  */
 void cnt_wm_start(cnt_id_t id);
 void cnt_wm_stop(cnt_id_t id);

@@ -1,6 +1,7 @@
 // Posted and unexpected queues: order, wildcards, endpoint filters, levels and watermarks.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <vector>
 
 #include <ibmsg/status.h>
@@ -43,8 +44,31 @@ struct MatchTest : ::testing::Test {
     {
         entries[i].ep = ep;
         entries[i].tag = tag;
+        core_mq_arrivals_begin(&mq); // one arrival per batch, as the progress engine brackets
         core_mq_push_unexpected(&mq, &entries[i]);
+        core_mq_arrivals_end(&mq);
         return &entries[i];
+    }
+    // A batch of arrivals from a with these tags, matched or queued as the engine does.
+    void batch(std::initializer_list<uint64_t> tags, int first)
+    {
+        core_mq_arrivals_begin(&mq);
+        for (uint64_t t : tags) {
+            if (core_mq_match_arrival(&mq, &a, t) == nullptr) {
+                entries[first].ep = &a;
+                entries[first].tag = t;
+                core_mq_push_unexpected(&mq, &entries[first++]);
+            }
+        }
+        core_mq_arrivals_end(&mq);
+    }
+    int64_t high(cnt_id_t id) const
+    {
+        return cnt(id, CNT_READ_HIGH);
+    }
+    int64_t low(cnt_id_t id) const
+    {
+        return cnt(id, CNT_READ_LOW);
     }
 };
 
@@ -149,4 +173,55 @@ TEST_F(MatchTest, PeekLeavesTheMessage)
     EXPECT_EQ(core_mq_match_posted(&mq, nullptr, 0, 0), &entries[0]);
     EXPECT_EQ(core_mq_peek_posted(&mq, nullptr, 0, 0), &entries[1]);
     EXPECT_EQ(cnt(CNT_CORE_UNEXPECTED_RECVQ), 1);
+}
+
+// The queue lengths move in runs (a bare add per step) and are marked where runs turn: at each
+// batch of arrivals and at a cancel. Their watermarks are exact all the same, in the middle of a
+// run too, and after a restart from the level of that moment.
+TEST_F(MatchTest, QueueLengthMarksAreExactAcrossRuns)
+{
+    const cnt_id_t P = CNT_CORE_POSTED_RECVQ, U = CNT_CORE_UNEXPECTED_RECVQ;
+    cnt_wm_start(P);
+    cnt_wm_start(U);
+    for (int i = 0; i < 3; i++) {
+        post(i, nullptr, 1, ~0ULL);
+    }
+    EXPECT_EQ(high(P), 3) << "read in the middle of a rising run";
+    batch({1, 1}, 10); // posted 3 -> 1
+    EXPECT_EQ(cnt(P), 1);
+    EXPECT_EQ(low(P), 0) << "the start's level";
+    for (int i = 3; i < 7; i++) {
+        post(i, nullptr, 2, ~0ULL); // 1 -> 5
+    }
+    core_mq_remove_posted(&mq, &entries[6]); // cancel: 5 -> 4, marks the peak first
+    EXPECT_EQ(high(P), 5);
+    batch({1, 2, 2, 2, 9, 9, 9}, 10); // posted 4 -> 0 (1 2 2 2), unexpected 0 -> 3 (9 9 9)
+    EXPECT_EQ(cnt(P), 0);
+    EXPECT_EQ(cnt(U), 3);
+    EXPECT_EQ(high(U), 3);
+    EXPECT_EQ(core_mq_match_posted(&mq, &a, 9, ~0ULL), &entries[10]); // unexpected 3 -> 2
+    EXPECT_EQ(core_mq_match_posted(&mq, &a, 9, ~0ULL), &entries[11]); // 2 -> 1
+    batch({9}, 13);                                                   // 1 -> 2
+    EXPECT_EQ(low(U), 0);
+    EXPECT_EQ(high(U), 3);
+    EXPECT_EQ(high(P), 5);
+    EXPECT_EQ(low(P), 0);
+
+    // A restart at unexpected length 2: the marks count from 2, a fall in the next run included.
+    cnt_wm_stop(U);
+    cnt_wm_start(U);
+    EXPECT_EQ(high(U), 2);
+    EXPECT_EQ(low(U), 2);
+    EXPECT_EQ(core_mq_match_posted(&mq, &a, 9, ~0ULL), &entries[12]); // 2 -> 1
+    EXPECT_EQ(low(U), 1) << "read in the middle of a falling run";
+    batch({9, 9}, 14); // 1 -> 3
+    EXPECT_EQ(high(U), 3);
+    EXPECT_EQ(low(U), 1);
+    core_mq_remove_unexpected(&mq, &entries[13]); // 3 -> 2
+    core_mq_remove_unexpected(&mq, &entries[14]); // 2 -> 1
+    core_mq_remove_unexpected(&mq, &entries[15]); // 1 -> 0
+    EXPECT_EQ(low(U), 0);
+    EXPECT_EQ(high(U), 3);
+    cnt_wm_stop(U);
+    cnt_wm_stop(P);
 }

@@ -355,6 +355,54 @@ TEST(ShardWatermark, ThreadsThatExit)
     cnt_wm_stop(id);
 }
 
+// A restart while another thread moves the level (the writer never looks for restarts): the
+// marks never show what came before the start (the old peak of 500) nor "no mark yet", and
+// cover the level from the start's return. The writer stays within 10..11 throughout, with
+// checked steps and with runs marked at their ends.
+TEST(ShardWatermark, RestartWhileAnotherThreadMoves)
+{
+    const cnt_id_t id = CNT_VERBS_BUF_POOL_IN_USE;
+    cnt_shard_t *block = nullptr;
+    int owner;
+    ASSERT_EQ(cnt_block_create(IBMSG_T_BIND_CONTEXT, &owner, &block), IBMSG_OK);
+    cnt_level_add(block, id, 500);
+    cnt_level_add(block, id, -490);
+    std::atomic<bool> stop{false};
+    std::atomic<long> steps{0};
+    std::thread writer([&] {
+        while (!stop.load(std::memory_order_relaxed)) {
+            cnt_level_add(block, id, 1);
+            cnt_level_add(block, id, -1);
+            cnt_level_run_add(block, id, 1);
+            cnt_level_mark_high(block, id);
+            cnt_level_run_add(block, id, -1);
+            cnt_level_mark_low(block, id);
+            steps.fetch_add(1, std::memory_order_relaxed);
+        }
+    });
+    int bad = 0;
+    for (int i = 0; i < 300; i++) {
+        cnt_wm_start(id);
+        int64_t hi = level(block, id, CNT_READ_HIGH), lo = level(block, id, CNT_READ_LOW);
+        bad += !(10 <= lo && lo <= hi && hi <= 11);
+        if (bad == 1 && !(10 <= lo && lo <= hi && hi <= 11)) {
+            ADD_FAILURE() << "restart " << i << ": high " << hi << ", low " << lo;
+        }
+        cnt_wm_stop(id);
+    }
+    stop = true;
+    writer.join();
+    EXPECT_EQ(bad, 0);
+    EXPECT_GT(steps.load(), 0);
+    EXPECT_EQ(level(block, id), 10);
+    cnt_wm_start(id); // the writer is done: exact from here
+    EXPECT_EQ(level(block, id, CNT_READ_HIGH), 10);
+    EXPECT_EQ(level(block, id, CNT_READ_LOW), 10);
+    cnt_wm_stop(id);
+    cnt_level_add(block, id, -10);
+    cnt_block_destroy(block);
+}
+
 TEST(ShardBlock, ValuesOutliveTheBlock)
 {
     const cnt_id_t id = CNT_CORE_EAGER_BYTES_SENT;
