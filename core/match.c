@@ -67,7 +67,7 @@ static inline core_mq_entry_t *posted_taken(core_mq_t *mq, core_mq_entry_t *e, u
 
 /* core_mq_match_arrival() past a first entry e that did not match. */
 static UTIL_NOINLINE core_mq_entry_t *match_arrival_rest(core_mq_t *mq, core_mq_entry_t *e,
-                                                          const void *ep, uint64_t tag)
+                                                         const void *ep, uint64_t tag)
 {
     uint64_t attempts = 2;
 
