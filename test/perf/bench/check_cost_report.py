@@ -2,7 +2,8 @@
 """perf/bench/compare_report.py --counters-cost (and --events-cost) on a results directory made
 here with known numbers: the medians, the per-repetition ratios, the instructions per message of
 each line with its percent and met / NOT met against the 2 % target: with --empty-polls' dumps
-the interval less its empty progress calls at the cost of one (one run, or the difference of two),
+the interval less its empty progress calls at the cost of one (one run, or the difference of two;
+the deferred refills left out of both builds too when they batched differently),
 without (two runs of everything) undecidable when the two builds' progress calls per message
 differ (they waited); bench_counters' update cost and the estimate, exactly; a failed callgrind run gives n/a for its side, without
 instructions.tsv that part is absent, and fewer
