@@ -11,7 +11,7 @@
  *             the NO_OBJECT ones are bounds, is in counters/shards/shard.h.
  * The read callbacks return raw totals (the registry does the session arithmetic), so resetting
  * a handle never writes a writer's shard. START/STOP notifications switch timers on (see
- * cnt_timer_start()) and begin watermark epochs.
+ * cnt_timer_start()) and restart watermarks (cnt_wm_start()).
  */
 #include "counters/shards/shard_vars.h"
 

@@ -234,7 +234,7 @@ TEST(ShardLevel, ReturnsToZeroAcrossThreads)
     EXPECT_EQ(level(nullptr, id), before);
 }
 
-// One writer: the watermarks of its shard are exact, and a new epoch restarts them from the
+// One writer: the watermarks of its shard are exact, and a restart starts them from the
 // current level.
 TEST(ShardWatermark, ExactForOneShard)
 {
@@ -243,7 +243,7 @@ TEST(ShardWatermark, ExactForOneShard)
     int owner;
     ASSERT_EQ(cnt_block_create(IBMSG_T_BIND_CONTEXT, &owner, &block), IBMSG_OK);
 
-    cnt_wm_start(id);                         // epoch: marks from the current level (0)
+    cnt_wm_start(id);                         // restart: marks from the current level (0)
     for (int64_t d : {5, -3, 5, -6, -2, 4}) { // 5 2 7 1 -1 3
         cnt_level_add(block, id, d);
     }
@@ -274,7 +274,7 @@ TEST(ShardWatermark, ExactForOneShard)
 
 // Several shards: the NO_OBJECT watermark is the sum of per-shard marks, an upper bound of the
 // true maximum of the sum (lower bound of its minimum), exact when one shard moves; shards that
-// are gone keep their marks for the epoch in which they retired.
+// are gone keep their marks until the next restart.
 TEST(ShardWatermark, SumOfShardsIsTheDocumentedBound)
 {
     const cnt_id_t id = CNT_CORE_POSTED_RECVQ;
@@ -310,14 +310,14 @@ TEST(ShardWatermark, SumOfShardsIsTheDocumentedBound)
     cnt_level_add(a, id, -6);
     cnt_level_add(b, id, -6);
 
-    // a goes away with level 2 after a peak of 6 this epoch: its peak stays in the sum.
+    // a goes away with level 2 after a peak of 6 since the restart: its peak stays in the sum.
     cnt_level_add(a, id, 2);
     cnt_block_destroy(a);
     EXPECT_EQ(level(nullptr, id), base + 2);
     EXPECT_EQ(level(nullptr, id, CNT_READ_HIGH), base + 12);
     EXPECT_EQ(level(nullptr, id, CNT_READ_LOW), base - 5);
 
-    // Next epoch: everything restarts from the current level, the retired level included.
+    // Next restart: everything restarts from the current level, the retired level included.
     cnt_wm_stop(id);
     cnt_wm_start(id);
     EXPECT_EQ(level(nullptr, id, CNT_READ_HIGH), base + 2);
@@ -332,7 +332,7 @@ TEST(ShardWatermark, SumOfShardsIsTheDocumentedBound)
 }
 
 // Watermarks of threads: one thread is one writer, so its marks are exact; threads that exit
-// leave their levels and (this epoch) their marks in the sum.
+// leave their levels and (until the next restart) their marks in the sum.
 TEST(ShardWatermark, ThreadsThatExit)
 {
     const cnt_id_t id = CNT_TOOL_SESSIONS_ALIVE;
