@@ -647,31 +647,29 @@ void cnt_timer_gate_stop(cnt_id_t id)
  * Make every thread of the process pass a full barrier: after it, a thread's next load sees what
  * this thread stored before it, and this thread's next load what the others stored before it.
  * The private expedited command takes microseconds; the global one, where the private one is
- * missing (before Linux 4.14), milliseconds. Returns 0 when neither is there (a seccomp filter,
- * an old kernel): logged once. Holds cnt_lock (the registration runs once).
+ * missing (before Linux 4.14) or refused, milliseconds. Where neither works (a seccomp filter,
+ * an old kernel) the restart goes on without it, and says so once. Holds cnt_lock.
  */
-static int cnt_all_threads_barrier(void)
+static void cnt_all_threads_barrier(void)
 {
-    static int how; /* 0: not tried, 1: private expedited, 2: global, -1: none */
+    static int how; /* 0: not tried yet, 1: private expedited, 2: global, 3: none */
 
     if (how == 0) {
-        if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
-            how = 1;
-        } else if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0) {
-            how = 2;
-        } else {
-            how = -1;
-            util_warn("membarrier(2) unavailable (%s): a watermark started while another thread "
-                      "moves its level may miss the step made at that instant",
-                      strerror(errno));
-        }
+        how = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 ? 1 : 2;
     }
-    if (how > 0) {
-        return syscall(SYS_membarrier,
-                       how == 1 ? MEMBARRIER_CMD_PRIVATE_EXPEDITED : MEMBARRIER_CMD_GLOBAL, 0,
-                       0) == 0;
+    if (how == 1 && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) {
+        return;
     }
-    return 0;
+    if (how <= 2 && syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0) {
+        how = 2;
+        return;
+    }
+    if (how != 3) {
+        how = 3;
+        util_warn("membarrier(2) unavailable (%s): a watermark started while another thread "
+                  "moves its level may miss the step made at that instant",
+                  strerror(errno));
+    }
 }
 
 /*
