@@ -466,8 +466,13 @@ TEST(ShardWatermark, RestartWithoutMembarrier)
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
     ASSERT_TRUE(WIFEXITED(status));
-    EXPECT_EQ(WEXITSTATUS(status), 0) << "2: no seccomp, 3: the filter let membarrier through, "
-                                         "4: no block, 5: the marks did not restart exactly";
+    if (WEXITSTATUS(status) == 2) {
+        fclose(log);
+        GTEST_SKIP() << "this host refuses seccomp filters (prctl PR_SET_SECCOMP failed in the "
+                        "child), so membarrier(2) cannot be taken away here";
+    }
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "3: the filter let membarrier through, 4: no block, "
+                                         "5: the marks did not restart exactly";
     std::string text;
     char buf[4096];
     rewind(log);
