@@ -345,6 +345,16 @@ static void handle_recv(ibmsg_context_t ctx, const verbs_wc_t *wc)
     }
 }
 
+/* A poll's n arrivals, bracketed for the queue lengths' runs (core/match.h). */
+static inline void handle_arrivals(ibmsg_context_t ctx, const verbs_wc_t *wcs, int n)
+{
+    core_mq_arrivals_begin(&ctx->mq);
+    for (int i = 0; i < n; i++) {
+        handle_recv(ctx, &wcs[i]);
+    }
+    core_mq_arrivals_end(&ctx->mq);
+}
+
 static void handle_send(ibmsg_context_t ctx, const verbs_wc_t *wc)
 {
     core_sslot_t *slot = (core_sslot_t *)(uintptr_t)wc->wr_id;
@@ -707,11 +717,7 @@ void core_drain_recv_cq(ibmsg_context_t ctx)
     int n;
 
     while ((n = verbs_cq_poll(ctx->rcq, VERBS_CQ_POLL_MAX, wcs)) > 0) {
-        core_mq_arrivals_begin(&ctx->mq);
-        for (int i = 0; i < n; i++) {
-            handle_recv(ctx, &wcs[i]);
-        }
-        core_mq_arrivals_end(&ctx->mq);
+        handle_arrivals(ctx, wcs, n);
         if (ctx->srq != NULL) {
             srq_polled(ctx, n);
         }
@@ -741,11 +747,7 @@ int core_progress(ibmsg_context_t ctx, int *events)
         return n;
     }
     if (n > 0) {
-        core_mq_arrivals_begin(&ctx->mq);
-        for (int i = 0; i < n; i++) {
-            handle_recv(ctx, &wcs[i]);
-        }
-        core_mq_arrivals_end(&ctx->mq);
+        handle_arrivals(ctx, wcs, n);
     }
     /*
      * The send CQ gets a completion for a signalled work request only, or an error one: so a

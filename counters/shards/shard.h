@@ -279,35 +279,6 @@ static UTIL_ALWAYS_INLINE void cnt_wm_lower(uint64_t *s, int64_t now)
     }
 }
 
-/**
- * Move level id of shard by delta (LEVEL or LEVEL_WM); a rise can only raise the high mark and a
- * fall only lower the low one, so a constant delta compares one mark. Only the shard's writer
- * may call this.
- */
-static UTIL_ALWAYS_INLINE void cnt_level_add(cnt_shard_t *shard, cnt_id_t id, int64_t delta)
-{
-    uint64_t *p = &shard->slot[id];
-
-    cnt_slot_add(p, (uint64_t)delta);
-    if (cnt_id_has_wm(id)) {
-        if (delta > 0) {
-            cnt_wm_raise(p, (int64_t)cnt_own_slot(p));
-        } else if (delta < 0) {
-            cnt_wm_lower(p, (int64_t)cnt_own_slot(p));
-        }
-    }
-}
-
-static UTIL_ALWAYS_INLINE void cnt_level_inc(cnt_shard_t *shard, cnt_id_t id)
-{
-    cnt_level_add(shard, id, 1);
-}
-
-static UTIL_ALWAYS_INLINE void cnt_level_dec(cnt_shard_t *shard, cnt_id_t id)
-{
-    cnt_level_add(shard, id, -1);
-}
-
 /*
  * A step of a run: the level of LEVEL_WM id moves by delta and its marks do not look. The marks
  * stay exact if, between two calls of cnt_level_mark_high() / _low(), the level moves one way
@@ -335,6 +306,33 @@ static UTIL_ALWAYS_INLINE void cnt_level_mark_low(cnt_shard_t *shard, cnt_id_t i
     uint64_t *p = &shard->slot[id];
 
     cnt_wm_lower(p, (int64_t)cnt_own_slot(p));
+}
+
+/**
+ * Move level id of shard by delta (LEVEL or LEVEL_WM): a step of a run that marks at once. A rise
+ * can only raise the high mark and a fall only lower the low one, so a constant delta compares
+ * one mark. Only the shard's writer may call this.
+ */
+static UTIL_ALWAYS_INLINE void cnt_level_add(cnt_shard_t *shard, cnt_id_t id, int64_t delta)
+{
+    cnt_level_run_add(shard, id, delta);
+    if (cnt_id_has_wm(id)) {
+        if (delta > 0) {
+            cnt_level_mark_high(shard, id);
+        } else if (delta < 0) {
+            cnt_level_mark_low(shard, id);
+        }
+    }
+}
+
+static UTIL_ALWAYS_INLINE void cnt_level_inc(cnt_shard_t *shard, cnt_id_t id)
+{
+    cnt_level_add(shard, id, 1);
+}
+
+static UTIL_ALWAYS_INLINE void cnt_level_dec(cnt_shard_t *shard, cnt_id_t id)
+{
+    cnt_level_add(shard, id, -1);
 }
 
 typedef uint64_t cnt_tick_t;
