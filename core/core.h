@@ -209,9 +209,9 @@ struct ibmsg_context_s {
     /* The shared receive queue (NULL: per-endpoint receive queues, core/srq.h). */
     verbs_srq_t *srq;
     uint32_t srq_posted; /* buffers posted now */
-    /* SRQ buffers put back into the pool during this poll of the receive CQ: they leave
-       verbs_buf_pool_in_use in one update per poll (core_pool_returned_flush), before any rise. */
-    uint32_t pool_returned;
+    /* SRQ buffers kept with unexpected messages since the last core_srq_sync(): the others
+       taken since then went back to the pool. */
+    uint32_t srq_kept;
     uint32_t
         srq_target;     /* what refills bring it back to: core_srq_depth, doubled on limit events */
     uint32_t srq_max;   /* core_srq_max, capped by the device */
@@ -473,26 +473,38 @@ static inline void core_srq_consumed(struct ibmsg_ep_s *ep)
     }
 }
 /*
- * An SRQ buffer went back to the pool during a poll of the receive CQ. Only falls of
- * verbs_buf_pool_in_use happen between such a return and the end of its poll (a rise flushes
- * first: core_pool_returned_flush), so one update per poll gives the same level and marks.
+ * An SRQ buffer stays with an unexpected message. Every other buffer taken from the SRQ goes
+ * back to the pool before the poll ends, so the common path counts nothing: core_srq_sync()
+ * derives the returns from the buffers taken.
  */
-static UTIL_ALWAYS_INLINE void core_pool_returned(struct ibmsg_context_s *ctx)
+static UTIL_ALWAYS_INLINE void core_srq_kept(struct ibmsg_context_s *ctx)
 {
 #if IBMSG_HAVE_CORE_COUNTERS
-    ctx->pool_returned++;
+    ctx->srq_kept++;
 #else
     (void)ctx;
 #endif
 }
 
-/** Move verbs_buf_pool_in_use by the returns of the poll so far (at its end, before a rise). */
-static UTIL_ALWAYS_INLINE void core_pool_returned_flush(struct ibmsg_context_s *ctx)
+/*
+ * Bring core_srq_posted and verbs_buf_pool_in_use up to the buffers taken from the SRQ since the
+ * last sync: at the end of a poll of the receive CQ, and before anything else moves either level
+ * (a refill, a send buffer taken). The level's own slot still holds srq_posted as of the last
+ * sync, so the buffers taken are its difference with srq_posted now. Only falls happen in
+ * between, so one update each gives the same levels and low marks.
+ */
+static UTIL_ALWAYS_INLINE void core_srq_sync(struct ibmsg_context_s *ctx)
 {
 #if IBMSG_HAVE_CORE_COUNTERS
-    if (ctx->pool_returned != 0) {
-        core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -(int64_t)ctx->pool_returned);
-        ctx->pool_returned = 0;
+    cnt_shard_t *cnt = ctx->cnt;
+    int64_t taken = (int64_t)cnt_level_own(cnt, CNT_CORE_SRQ_POSTED) - (int64_t)ctx->srq_posted;
+
+    if (taken != 0) {
+        cnt_level_run_add(cnt, CNT_CORE_SRQ_POSTED, -taken);
+        cnt_level_mark_low(cnt, CNT_CORE_SRQ_POSTED);
+        cnt_level_run_add(cnt, CNT_VERBS_BUF_POOL_IN_USE, -(taken - (int64_t)ctx->srq_kept));
+        cnt_level_mark_low(cnt, CNT_VERBS_BUF_POOL_IN_USE);
+        ctx->srq_kept = 0;
     }
 #else
     (void)ctx;

@@ -31,8 +31,7 @@ static UTIL_ALWAYS_INLINE void ep_queue_repost(ibmsg_ep_t ep, core_rdesc_t *d)
     ibmsg_context_t ctx = ep->ctx;
 
     if (ctx->srq != NULL) {
-        verbs_pool_put(ctx->rpool, &d->buf);
-        core_pool_returned(ctx); /* counted at the end of the poll */
+        verbs_pool_put(ctx->rpool, &d->buf); /* counted by core_srq_sync() */
         core_srq_consumed(ep);
     } else {
         ep->repost[ep->nrepost++] = d;
@@ -202,6 +201,7 @@ static void recv_unexpected(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d,
     core_mq_push_unexpected(&ctx->mq, &d->mq);
     if (ctx->srq != NULL) {
         /* The buffer stays with the message; the SRQ's refill takes a fresh one. */
+        core_srq_kept(ctx);
         core_srq_consumed(ep);
         core_ep_mark_dirty(ep);
         return;
@@ -265,9 +265,8 @@ static UTIL_COLD void srq_ran_empty(ibmsg_context_t ctx)
 }
 
 /*
- * A buffer of the SRQ completed: which endpoint it served comes from the QP number. The level
- * core_srq_posted moves once per poll (srq_polled): only falls happen in between, so its low
- * mark is the same.
+ * A buffer of the SRQ completed: which endpoint it served comes from the QP number. The levels
+ * follow at the end of the poll (core_srq_sync).
  */
 static inline ibmsg_ep_t srq_taken(ibmsg_context_t ctx, core_rdesc_t *d, const verbs_wc_t *wc)
 {
@@ -279,13 +278,11 @@ static inline ibmsg_ep_t srq_taken(ibmsg_context_t ctx, core_rdesc_t *d, const v
     return d->ep;
 }
 
-/* The n buffers of a poll of the receive CQ left the SRQ (every completion there is one); those
-   that went back to the pool leave verbs_buf_pool_in_use. */
+/* The n buffers of a poll of the receive CQ left the SRQ (every completion there is one). */
 static inline void srq_polled(ibmsg_context_t ctx, int n)
 {
     if (n > 0) {
-        core_level_add(ctx->cnt, CNT_CORE_SRQ_POSTED, -(int64_t)n);
-        core_pool_returned_flush(ctx);
+        core_srq_sync(ctx);
     }
 }
 
@@ -299,8 +296,7 @@ static void handle_recv(ibmsg_context_t ctx, const verbs_wc_t *wc)
     if (ctx->srq != NULL) {
         ep = srq_taken(ctx, d, wc);
         if (util_unlikely(ep == NULL)) { /* its QP is gone (a flush seen after the destroy) */
-            verbs_pool_put(ctx->rpool, &d->buf);
-            core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
+            verbs_pool_put(ctx->rpool, &d->buf); /* counted by core_srq_sync() */
             return;
         }
     } else {
@@ -312,7 +308,9 @@ static void handle_recv(ibmsg_context_t ctx, const verbs_wc_t *wc)
             wc_error(ep, wc, "receive");
         }
         verbs_pool_put(ctx->rpool, &d->buf);
-        core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
+        if (ctx->srq == NULL) { /* from the SRQ: counted by core_srq_sync() */
+            core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -1);
+        }
         return;
     }
     if (wc->flags & VERBS_WC_IMM) {
@@ -452,7 +450,9 @@ static UTIL_ALWAYS_INLINE int post_msg(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_
         if (util_unlikely(b == NULL)) {
             return IBMSG_ERR_NO_RESOURCE;
         }
-        core_pool_returned_flush(ctx); /* a send during a poll: its returns fall first */
+        if (ctx->srq != NULL) {
+            core_srq_sync(ctx); /* a send during a poll: the buffers taken so far fall first */
+        }
         core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, 1);
     }
     /* Owed credits ride along: with an SRQ, those its budget has room for (core/srq.c). */

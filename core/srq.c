@@ -197,6 +197,7 @@ void core_srq_cleanup(ibmsg_context_t ctx)
        back when it is destroyed, so only the counts change here. */
     verbs_srq_destroy(ctx->srq);
     ctx->srq = NULL;
+    core_srq_sync(ctx);
     core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, -(int64_t)ctx->srq_posted);
     core_level_add(ctx->cnt, CNT_CORE_SRQ_POSTED, -(int64_t)ctx->srq_posted);
     core_level_add(ctx->cnt, CNT_CORE_SRQ_TARGET, -(int64_t)ctx->srq_target);
@@ -245,10 +246,10 @@ void core_srq_refill(ibmsg_context_t ctx, uint32_t want)
     if (done == 0) {
         return;
     }
+    core_srq_sync(ctx); /* the buffers taken in a poll in progress fall first */
     ctx->srq_posted += done;
     ctx->srq_empty = 0;
-    core_pool_returned_flush(ctx); /* the returns of a poll in progress fall first */
-    cnt_shard_t *cnt = ctx->cnt;   /* loaded once: the compiler cannot keep it across updates */
+    cnt_shard_t *cnt = ctx->cnt; /* loaded once: the compiler cannot keep it across updates */
     core_level_add(cnt, CNT_CORE_SRQ_POSTED, done);
     core_level_add(cnt, CNT_VERBS_BUF_POOL_IN_USE, done);
     core_cnt_add(cnt, CNT_VERBS_RECV_WRS_POSTED, done);

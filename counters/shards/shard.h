@@ -308,6 +308,12 @@ static UTIL_ALWAYS_INLINE void cnt_level_mark_low(cnt_shard_t *shard, cnt_id_t i
     cnt_wm_lower(p, (int64_t)cnt_own_slot(p));
 }
 
+/** The level id of shard as this shard moved it (its own slot). Only the shard's writer. */
+static UTIL_ALWAYS_INLINE int64_t cnt_level_own(const cnt_shard_t *shard, cnt_id_t id)
+{
+    return (int64_t)cnt_own_slot(&shard->slot[id]);
+}
+
 /**
  * Move level id of shard by delta (LEVEL or LEVEL_WM): a step of a run that marks at once. A rise
  * can only raise the high mark and a fall only lower the low one, so a constant delta compares

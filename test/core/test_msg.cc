@@ -358,6 +358,65 @@ TEST_F(MsgTestSrq, SrqRefillsWaitForAnIdleCallOrAFullBatch)
     EXPECT_GT(cnt(CNT_CORE_CREDIT_MSGS_SENT), 0u) << "b only receives: explicit returns";
 }
 
+// With an SRQ, a buffer that an unexpected message keeps stays in verbs_buf_pool_in_use until a
+// receive takes the message; every other buffer of a poll is back when the poll ends (the levels
+// are derived from the buffers taken, core_srq_sync).
+TEST_F(MsgTestSrq, BuffersOfUnexpectedMessagesStayInUseUntilReceived)
+{
+    if (ctx->srq == nullptr) {
+        IBMSG_TEST_MISSING("the device has no shared receive queue");
+    }
+    const int kept = 3, matched = 4;
+    std::vector<std::vector<uint8_t>> in(matched, std::vector<uint8_t>(32));
+    std::vector<ibmsg_request_t> rreq(matched);
+    for (int i = 0; i < matched; i++) {
+        ASSERT_EQ(ibmsg_tag_irecv(ctx, b, in[i].data(), 32, 50 + i, IBMSG_TAG_MASK_EXACT, &rreq[i]),
+                  IBMSG_OK);
+    }
+    // In arrival order: tags 10..12 find no receive (kept), 50..53 do. Small enough to go inline:
+    // no send buffer is in use when the sends are done.
+    const uint64_t tags[kept + matched] = {10, 50, 11, 51, 12, 52, 53};
+    const size_t lens[kept + matched] = {8, 24, 8, 24, 8, 24, 8};
+    for (int i = 0; i < kept + matched; i++) {
+        auto out = payload(tags[i], lens[i]);
+        ASSERT_EQ(ibmsg_tag_send(a, out.data(), lens[i], tags[i]), IBMSG_OK);
+    }
+    for (int i = 0; i < matched; i++) {
+        ibmsg_tag_status_t st{};
+        ASSERT_EQ(ibmsg_request_wait(&rreq[i], &st), IBMSG_OK);
+        in[i].resize(st.length);
+        EXPECT_EQ(in[i], payload(uint64_t(50 + i), i < 3 ? 24 : 8)) << "matched message " << i;
+    }
+    for (int spin = 0; spin < 1000000 && cnt(CNT_CORE_UNEXPECTED_RECVQ) < uint64_t(kept); spin++) {
+        ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
+    }
+    int events = -1;
+    do {
+        ASSERT_EQ(ibmsg_context_progress(ctx, &events), IBMSG_OK);
+    } while (events != 0);
+    ASSERT_EQ(cnt(CNT_CORE_UNEXPECTED_RECVQ), uint64_t(kept));
+    EXPECT_EQ(cnt(CNT_CORE_UNEXPECTED_MSGS), uint64_t(kept));
+    EXPECT_EQ(cnt(CNT_CORE_SRQ_POSTED), uint64_t(ctx->srq_posted));
+    EXPECT_EQ(cnt(CNT_VERBS_BUF_POOL_IN_USE), uint64_t(ctx->srq_posted) + kept)
+        << "the posted buffers and those the unexpected messages keep";
+    for (int k = 0; k < kept; k++) {
+        std::vector<uint8_t> got(16, 0xee);
+        ibmsg_tag_status_t st{};
+        ASSERT_EQ(ibmsg_tag_recv(ctx, b, got.data(), got.size(), uint64_t(10 + k),
+                                 IBMSG_TAG_MASK_EXACT, &st),
+                  IBMSG_OK);
+        ASSERT_EQ(st.length, 8u);
+        got.resize(8);
+        EXPECT_EQ(got, payload(uint64_t(10 + k), 8)) << "kept message " << k;
+        EXPECT_EQ(cnt(CNT_VERBS_BUF_POOL_IN_USE), uint64_t(ctx->srq_posted) + kept - k - 1);
+    }
+    do {
+        ASSERT_EQ(ibmsg_context_progress(ctx, &events), IBMSG_OK);
+    } while (events != 0);
+    EXPECT_EQ(cnt(CNT_CORE_SRQ_POSTED), uint64_t(ctx->srq_posted));
+    EXPECT_EQ(cnt(CNT_VERBS_BUF_POOL_IN_USE), uint64_t(ctx->srq_posted)) << "every buffer back";
+}
+
 TEST_F(MsgTest, BuffersOfAPageMultipleLimitStartOnPages)
 {
     // A message of a page then touches one page of its buffer (core_wire_buf_size).
