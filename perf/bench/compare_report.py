@@ -496,10 +496,10 @@ def waiting(path):
     """(empty progress calls in the interval, instructions of one, the loop's tests, tests in
     the interval made outside perf_spin, calls of the deferred work in it, their inclusive
     instructions) of a run with --empty-polls, or None: the calls of core_keepalive_idle in the
-    interval's dump (path +
-    ".1"), and the loop of empty polls in the second dump (each of its calls finds nothing: the
-    peer is done) divided by its tests. An empty call of a test in perf_spin costs exactly what
-    one of the loop's does; only those of the tests outside it leave a residue."""
+    interval's dump (path + ".1"), and the loop of empty polls in the second dump (each of its
+    calls finds nothing: the peer is done) divided by its tests. An empty call of a test in
+    perf_spin costs exactly what one of the loop's does; only those of the tests outside it leave
+    a residue."""
     interval, loop = callgrind_calls(path + ".1"), callgrind_calls(path + ".2")
     if interval is None or not loop:
         return None
@@ -554,9 +554,10 @@ def waiting_free(ir, out_dir, tools, side, test, size):
     """Instructions per message with the waiting left out, of each of tools: ((per message,
     empty calls per message, instructions of an empty call, tests outside perf_spin per message,
     calls of the deferred work per message, their instructions per message) or None, ...);
-    None when the runs have no --empty-polls dumps (two runs of n1 and n2 messages measured everything: the old
-    method). A run's interval less its empty calls times the cost of one, divided by its
-    messages; with two runs, the difference of those over the difference of the messages."""
+    None when the runs have no --empty-polls dumps (two runs of n1 and n2 messages measured
+    everything: the old method). A run's interval less its empty calls times the cost of one,
+    divided by its messages; with two runs, the difference of those over the difference of the
+    messages."""
     result, probed = [], False
     for t in tools:
         runs = ir.get((t, side, test, size), {})
