@@ -491,24 +491,30 @@ static UTIL_ALWAYS_INLINE void core_srq_kept(struct ibmsg_context_s *ctx)
  * last sync: at the end of a poll of the receive CQ, and before anything else moves either level
  * (a refill, a send buffer taken). The level's own slot still holds srq_posted as of the last
  * sync, so the buffers taken are its difference with srq_posted now. Only falls happen in
- * between, so one update each gives the same levels and low marks.
+ * between, so one update each gives the same levels. No low mark here: a read takes the min
+ * with the level, so a fall's low mark is needed only when the level next rises, and every rise
+ * after a sync marks first (core_srq_sync_rise(), the refill).
  */
 static UTIL_ALWAYS_INLINE void core_srq_sync(struct ibmsg_context_s *ctx)
 {
 #if IBMSG_HAVE_CORE_COUNTERS
     cnt_shard_t *cnt = ctx->cnt;
-    int64_t taken = (int64_t)cnt_level_own(cnt, CNT_CORE_SRQ_POSTED) - (int64_t)ctx->srq_posted;
+    /* Minus the buffers taken: one value for both levels, so one subtraction. */
+    int64_t fell = (int64_t)ctx->srq_posted - cnt_level_own(cnt, CNT_CORE_SRQ_POSTED);
 
-    if (taken != 0) {
-        cnt_level_run_add(cnt, CNT_CORE_SRQ_POSTED, -taken);
-        cnt_level_mark_low(cnt, CNT_CORE_SRQ_POSTED);
-        cnt_level_run_add(cnt, CNT_VERBS_BUF_POOL_IN_USE, -(taken - (int64_t)ctx->srq_kept));
-        cnt_level_mark_low(cnt, CNT_VERBS_BUF_POOL_IN_USE);
-        ctx->srq_kept = 0;
-    }
+    cnt_level_run_add(cnt, CNT_CORE_SRQ_POSTED, fell);
+    cnt_level_run_add(cnt, CNT_VERBS_BUF_POOL_IN_USE, fell + (int64_t)ctx->srq_kept);
+    ctx->srq_kept = 0;
 #else
     (void)ctx;
 #endif
+}
+
+/* Before verbs_buf_pool_in_use rises by a send buffer: the sync, and the low mark it left. */
+static UTIL_ALWAYS_INLINE void core_srq_sync_rise(struct ibmsg_context_s *ctx)
+{
+    core_srq_sync(ctx);
+    core_level_mark_low(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE);
 }
 
 /** Whether a data message may be posted on ep now. */

@@ -84,6 +84,17 @@ static UTIL_ALWAYS_INLINE void core_level_mark_low(cnt_shard_t *block, cnt_id_t 
 #endif
 }
 
+/** Whether a handle of timer id runs (never when compiled out). */
+static UTIL_ALWAYS_INLINE int core_timer_on(cnt_id_t id)
+{
+#if IBMSG_HAVE_CORE_COUNTERS
+    return cnt_timer_on(id);
+#else
+    (void)id;
+    return 0;
+#endif
+}
+
 /** Begin a timed region of timer id: 0 (no clock read) unless a handle of the timer runs. */
 static UTIL_ALWAYS_INLINE cnt_tick_t core_timer_start(cnt_id_t id)
 {

@@ -102,7 +102,7 @@ void core_mq_push_unexpected(core_mq_t *mq, core_mq_entry_t *e)
 {
     core_mq_list_push(&mq->unexpected, e);
     core_cnt_inc(mq->cnt, CNT_CORE_UNEXPECTED_MSGS);
-    core_level_run_add(mq->cnt, CNT_CORE_UNEXPECTED_RECVQ, 1);
+    core_level_add(mq->cnt, CNT_CORE_UNEXPECTED_RECVQ, 1);
 }
 
 static inline int unexpected_matches(const core_mq_entry_t *e, const void *ep, uint64_t tag,
@@ -149,7 +149,7 @@ core_mq_entry_t *core_mq_match_posted(core_mq_t *mq, const void *ep, uint64_t ta
 
     if (e != NULL) {
         core_mq_list_remove(e);
-        core_level_run_add(mq->cnt, CNT_CORE_UNEXPECTED_RECVQ, -1);
+        core_level_add(mq->cnt, CNT_CORE_UNEXPECTED_RECVQ, -1);
     }
     return e;
 }
@@ -170,6 +170,5 @@ void core_mq_remove_posted(core_mq_t *mq, core_mq_entry_t *e)
 void core_mq_remove_unexpected(core_mq_t *mq, core_mq_entry_t *e)
 {
     core_mq_list_remove(e);
-    core_level_mark_high(mq->cnt, CNT_CORE_UNEXPECTED_RECVQ); /* out of the runs' order */
     core_level_add(mq->cnt, CNT_CORE_UNEXPECTED_RECVQ, -1);
 }

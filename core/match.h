@@ -7,12 +7,14 @@
  * Entries are embedded in requests and receive descriptors: no allocation here.
  *
  * The queue lengths (core_posted_recvq_length, core_unexpected_recvq_length) are levels with
- * watermarks that move in runs (cnt_level_run_add(): an add, no compare): receives join the
- * posted queue and messages leave the unexpected queue outside a batch of arrivals, arrivals
- * do the opposite inside one (progress and the messaging API do not nest: an event callback
- * may not call the messaging API). core_mq_arrivals_begin() and _end() bracket every batch and
- * mark where the runs turn. Cancels and the endpoint's removals, which may come either way,
- * mark first. Per arrival and per receive this is one add instead of an add and a compare.
+ * watermarks. The posted queue's moves in runs (cnt_level_run_add(): an add, no compare):
+ * receives join it outside a batch of arrivals, arrivals take from it inside one (progress and
+ * the messaging API do not nest: an event callback may not call the messaging API), and
+ * core_mq_arrivals_begin() and _end() bracket every batch to mark where the runs turn; cancels,
+ * which come out of that order, mark first. Per arrival and per receive this is one add instead
+ * of an add and a compare. The unexpected queue's marks at each of its steps instead: it moves
+ * only with unexpected messages, which the usual pre-posted receive never meets, so a batch
+ * pays nothing for it.
  */
 #ifndef IBMSG_CORE_MATCH_H
 #define IBMSG_CORE_MATCH_H
@@ -69,18 +71,16 @@ core_mq_entry_t *core_mq_peek_posted(core_mq_t *mq, const void *ep, uint64_t tag
 /** Queue a receive that found nothing (e->ep, tag, mask set by the caller). */
 void core_mq_push_posted(core_mq_t *mq, core_mq_entry_t *e);
 
-/** Before a batch of arrivals: the runs of rising posted and falling unexpected length end. */
+/** Before a batch of arrivals: the run of rising posted length ends. */
 static inline void core_mq_arrivals_begin(core_mq_t *mq)
 {
     core_level_mark_high(mq->cnt, CNT_CORE_POSTED_RECVQ);
-    core_level_mark_low(mq->cnt, CNT_CORE_UNEXPECTED_RECVQ);
 }
 
-/** After it: the runs of falling posted and rising unexpected length end. */
+/** After it: the run of falling posted length ends. */
 static inline void core_mq_arrivals_end(core_mq_t *mq)
 {
     core_level_mark_low(mq->cnt, CNT_CORE_POSTED_RECVQ);
-    core_level_mark_high(mq->cnt, CNT_CORE_UNEXPECTED_RECVQ);
 }
 
 /** Take a posted receive out (cancel). */

@@ -451,7 +451,7 @@ static UTIL_ALWAYS_INLINE int post_msg(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_
             return IBMSG_ERR_NO_RESOURCE;
         }
         if (ctx->srq != NULL) {
-            core_srq_sync(ctx); /* a send during a poll: the buffers taken so far fall first */
+            core_srq_sync_rise(ctx); /* a send during a poll: the buffers taken fall first */
         }
         core_level_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, 1);
     }
@@ -724,14 +724,13 @@ void core_drain_recv_cq(ibmsg_context_t ctx)
     }
 }
 
-int core_progress(ibmsg_context_t ctx, int *events)
+/* One progress call (core_progress), inlined twice: timed and not. */
+static UTIL_ALWAYS_INLINE int progress(ibmsg_context_t ctx, int *events)
 {
     verbs_wc_t wcs[VERBS_CQ_POLL_MAX];
     int batch = (int)ctx->cfg.poll_batch, n, m, h = 0;
-    uint64_t polls, empty;
     cnt_shard_t *cnt;
     ibmsg_ep_t ep, later = NULL;
-    cnt_tick_t start = core_timer_start(CNT_CORE_PROGRESS_TIME); /* 0 unless a handle runs */
 
     if (ctx->progress_hook.fn != NULL) {
         h = ctx->progress_hook.fn(ctx->progress_hook.arg); /* the job layer: one empty poll idle */
@@ -743,7 +742,6 @@ int core_progress(ibmsg_context_t ctx, int *events)
     n = verbs_cq_poll(ctx->rcq, batch, wcs);
     if (util_unlikely(n < 0)) {
         core_cnt_inc(ctx->cnt, CNT_VERBS_CQ_POLLS);
-        core_timer_stop(ctx->cnt, CNT_CORE_PROGRESS_TIME, start);
         return n;
     }
     if (n > 0) {
@@ -758,25 +756,25 @@ int core_progress(ibmsg_context_t ctx, int *events)
      * has room for what waits (ctx->sq_out, core/cq_budget.c); a call that finds no arrival polls
      * it always.
      */
+    /* The polls of both CQs are counted here, with one update of each counter; a call that
+       skips the send CQ found arrivals, so it has no empty poll to count. */
     m = 0;
-    polls = 1; /* the polls of both CQs are counted here, with one update of each counter */
-    empty = n == 0;
     if (n == 0 || ctx->signals_outstanding != 0 || ctx->scq_due) {
         m = core_poll_send_cq(ctx);
         ctx->scq_due = m == (int)ctx->cfg.poll_batch; /* more may wait */
-        polls = 2;
-        empty += m == 0;
-    }
-    cnt = ctx->cnt;
-    core_cnt_add(cnt, CNT_VERBS_CQ_POLLS, polls);
-    if (util_unlikely(m < 0)) {
-        if (ctx->srq != NULL) {
-            srq_polled(ctx, n);
+        cnt = ctx->cnt;
+        core_cnt_add(cnt, CNT_VERBS_CQ_POLLS, 2);
+        if (util_unlikely(m < 0)) {
+            if (ctx->srq != NULL) {
+                srq_polled(ctx, n);
+            }
+            return m;
         }
-        core_timer_stop(cnt, CNT_CORE_PROGRESS_TIME, start);
-        return m;
+        core_cnt_add(cnt, CNT_VERBS_CQ_POLLS_EMPTY, (uint64_t)(n == 0) + (uint64_t)(m == 0));
+    } else {
+        cnt = ctx->cnt;
+        core_cnt_inc(cnt, CNT_VERBS_CQ_POLLS);
     }
-    core_cnt_add(cnt, CNT_VERBS_CQ_POLLS_EMPTY, empty);
     core_cnt_add(cnt, CNT_VERBS_COMPLETIONS, (uint64_t)(n + m));
     if (ctx->srq != NULL) {
         srq_progress(ctx, n);
@@ -813,6 +811,24 @@ int core_progress(ibmsg_context_t ctx, int *events)
     if (events != NULL) {
         *events = n + m + h;
     }
-    core_timer_stop(ctx->cnt, CNT_CORE_PROGRESS_TIME, start);
     return IBMSG_OK;
+}
+
+/* A progress call while a handle of core_progress_time runs: out of line, so that the usual
+   call tests the timer once and keeps no start time. */
+static UTIL_NOINLINE int progress_timed(ibmsg_context_t ctx, int *events)
+{
+    cnt_tick_t start = core_timer_start(CNT_CORE_PROGRESS_TIME);
+    int status = progress(ctx, events);
+
+    core_timer_stop(ctx->cnt, CNT_CORE_PROGRESS_TIME, start);
+    return status;
+}
+
+int core_progress(ibmsg_context_t ctx, int *events)
+{
+    if (core_timer_on(CNT_CORE_PROGRESS_TIME)) {
+        return progress_timed(ctx, events);
+    }
+    return progress(ctx, events);
 }

@@ -250,6 +250,8 @@ void core_srq_refill(ibmsg_context_t ctx, uint32_t want)
     ctx->srq_posted += done;
     ctx->srq_empty = 0;
     cnt_shard_t *cnt = ctx->cnt; /* loaded once: the compiler cannot keep it across updates */
+    core_level_mark_low(cnt, CNT_CORE_SRQ_POSTED); /* the falls' low marks (core_srq_sync) */
+    core_level_mark_low(cnt, CNT_VERBS_BUF_POOL_IN_USE);
     core_level_add(cnt, CNT_CORE_SRQ_POSTED, done);
     core_level_add(cnt, CNT_VERBS_BUF_POOL_IN_USE, done);
     core_cnt_add(cnt, CNT_VERBS_RECV_WRS_POSTED, done);

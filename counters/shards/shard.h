@@ -170,6 +170,9 @@ static UTIL_ALWAYS_INLINE cnt_shard_t *cnt_shard_get(void)
 static UTIL_ALWAYS_INLINE void cnt_slot_add(uint64_t *p, uint64_t n)
 {
 #if CNT_X86_ASM
+    if (__builtin_constant_p(n) && n == 0) {
+        return; /* the asm is opaque: a path where n is known to be 0 would still add it */
+    }
     __asm__("addq %1, %0" : "+m"(*p) : "er"(n) : "cc");
 #else
     __atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
@@ -343,13 +346,19 @@ static UTIL_ALWAYS_INLINE void cnt_level_dec(cnt_shard_t *shard, cnt_id_t id)
 
 typedef uint64_t cnt_tick_t;
 
+/** Whether a handle of timer id runs: a caller may choose a timed path once for a region. */
+static UTIL_ALWAYS_INLINE int cnt_timer_on(cnt_id_t id)
+{
+    return cnt_gate_open(&cnt_timer_gate[id]);
+}
+
 /**
  * Begin a timed region of timer id. Returns 0 (and reads no clock) unless a handle of that timer
  * is started, so an unobserved region costs one load and a branch.
  */
 static UTIL_ALWAYS_INLINE cnt_tick_t cnt_timer_start(cnt_id_t id)
 {
-    if (util_likely(!cnt_gate_open(&cnt_timer_gate[id]))) {
+    if (util_likely(!cnt_timer_on(id))) {
         return 0;
     }
     return cnt_tick_now();

@@ -417,6 +417,80 @@ TEST_F(MsgTestSrq, BuffersOfUnexpectedMessagesStayInUseUntilReceived)
     EXPECT_EQ(cnt(CNT_VERBS_BUF_POOL_IN_USE), uint64_t(ctx->srq_posted)) << "every buffer back";
 }
 
+// The SRQ's levels fall at the end of a poll without a low mark (core_srq_sync): a read takes the
+// min with the level, and the next rise marks first (a send buffer taken, the refill). Every
+// level the SRQ held after a call is its low mark's candidate; the lowest must be the mark.
+TEST_F(MsgTestSrq, LowMarksOfTheSrqAndThePoolKeepTheFallsOfEveryPoll)
+{
+    if (ctx->srq == nullptr) {
+        IBMSG_TEST_MISSING("the device has no shared receive queue");
+    }
+    int events = -1;
+    do { // settled: the SRQ full, nothing in flight
+        ASSERT_EQ(ibmsg_context_progress(ctx, &events), IBMSG_OK);
+    } while (events != 0);
+    ASSERT_EQ(ctx->srq_posted, 256u);
+    ASSERT_GT(ctx->srq_batch, 3u) << "a poll taking a few buffers refills nothing";
+    const uint64_t P = CNT_CORE_SRQ_POSTED, U = CNT_VERBS_BUF_POOL_IN_USE;
+    cnt_wm_start(cnt_id_t(P));
+    cnt_wm_start(cnt_id_t(U));
+    const uint64_t pool0 = cnt(cnt_id_t(U)); // the SRQ's 256 and the send buffers none uses
+    uint32_t low = ctx->srq_posted;
+    // One call, observed: the levels follow srq_posted when it returns.
+    auto step = [&] {
+        ASSERT_EQ(ibmsg_context_progress(ctx, &events), IBMSG_OK);
+        EXPECT_EQ(cnt(cnt_id_t(P)), uint64_t(ctx->srq_posted));
+        low = std::min(low, ctx->srq_posted);
+    };
+    auto until_done = [&](ibmsg_request_t &r) {
+        for (int spin = 0; spin < 1000000 && r->state != CORE_REQ_COMPLETE; spin++) {
+            step();
+            ASSERT_FALSE(HasFatalFailure());
+        }
+        ASSERT_EQ(r->state, CORE_REQ_COMPLETE);
+        ASSERT_EQ(ibmsg_request_wait(&r, nullptr), IBMSG_OK); // complete: no call of progress
+    };
+    // An 8 B message: the call that delivers it takes one buffer and refills nothing.
+    std::vector<uint8_t> in(4096, 0xee);
+    ibmsg_request_t rreq, sreq;
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, b, in.data(), 8, 70, IBMSG_TAG_MASK_EXACT, &rreq), IBMSG_OK);
+    auto small = payload(70, 8);
+    ASSERT_EQ(ibmsg_tag_send(a, small.data(), 8, 70), IBMSG_OK);
+    until_done(rreq);
+    ASSERT_FALSE(HasFatalFailure());
+    EXPECT_TRUE(std::equal(small.begin(), small.end(), in.begin()));
+    ASSERT_EQ(ctx->srq_posted, 255u);
+    EXPECT_EQ(cnt(cnt_id_t(P), CNT_READ_LOW), 255u) << "read between the fall and a rise";
+    EXPECT_EQ(cnt(cnt_id_t(U), CNT_READ_LOW), pool0 - 1);
+    // A send through a bounce buffer: the pool rises, after keeping the fall's low mark.
+    auto big = payload(71, 4096);
+    ASSERT_EQ(ibmsg_tag_irecv(ctx, b, in.data(), in.size(), 71, IBMSG_TAG_MASK_EXACT, &rreq),
+              IBMSG_OK);
+    ASSERT_EQ(ibmsg_tag_isend(a, big.data(), big.size(), 71, &sreq), IBMSG_OK);
+    EXPECT_EQ(cnt(cnt_id_t(U)), pool0) << "the send buffer in use";
+    EXPECT_EQ(cnt(cnt_id_t(U), CNT_READ_LOW), pool0 - 1) << "the mark before the send's rise";
+    until_done(rreq);
+    ASSERT_FALSE(HasFatalFailure());
+    EXPECT_EQ(in, big);
+    until_done(sreq);
+    ASSERT_FALSE(HasFatalFailure());
+    do { // an idle call refills: the rise keeps the lowest level first
+        step();
+        ASSERT_FALSE(HasFatalFailure());
+    } while (events != 0);
+    ASSERT_EQ(ctx->srq_posted, 256u);
+    ASSERT_LE(low, 255u);
+    EXPECT_EQ(cnt(cnt_id_t(P), CNT_READ_LOW), uint64_t(low)) << "the refill's mark";
+    EXPECT_EQ(cnt(cnt_id_t(P), CNT_READ_HIGH), 256u);
+    // The pool's lowest: while the SRQ was lowest, less the send buffer if it was back by then.
+    EXPECT_GE(cnt(cnt_id_t(U), CNT_READ_LOW), pool0 - (256u - low));
+    EXPECT_LE(cnt(cnt_id_t(U), CNT_READ_LOW), pool0 + 1 - (256u - low));
+    EXPECT_EQ(cnt(cnt_id_t(U)), ctx->rpool->in_use + ctx->spool->in_use)
+        << "the SRQ's buffers and the send buffer until a signalled completion frees it";
+    cnt_wm_stop(cnt_id_t(U));
+    cnt_wm_stop(cnt_id_t(P));
+}
+
 TEST_F(MsgTest, BuffersOfAPageMultipleLimitStartOnPages)
 {
     // A message of a page then touches one page of its buffer (core_wire_buf_size).
