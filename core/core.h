@@ -318,11 +318,14 @@ int core_ep_post_hdr(struct ibmsg_ep_s *ep, uint8_t type, uint8_t flags, uint64_
 /** Post one eager message gathered from a vector of len bytes now (as core_ep_post_msg). */
 int core_ep_post_iov(struct ibmsg_ep_s *ep, uint64_t tag, const ibmsg_iov_t *iov, uint32_t cnt,
                      uint32_t len);
+/** Post one eager message now (as core_ep_post_msg). */
+int core_ep_post_eager(struct ibmsg_ep_s *ep, uint64_t tag, const void *buf, uint32_t len);
 /** Post one message now, no flags (credits and room checked by the caller). */
 static inline int core_ep_post_msg(struct ibmsg_ep_s *ep, uint8_t type, uint64_t tag,
                                    const void *buf, uint32_t len)
 {
-    return core_ep_post_hdr(ep, type, 0, tag, buf, len, NULL);
+    return type == CORE_WIRE_EAGER ? core_ep_post_eager(ep, tag, buf, len)
+                                   : core_ep_post_hdr(ep, type, 0, tag, buf, len, NULL);
 }
 /** Post ep's held messages in one post list; a failed post fails the endpoint (returned). */
 int core_ep_flush(struct ibmsg_ep_s *ep);
@@ -488,12 +491,12 @@ static UTIL_ALWAYS_INLINE void core_srq_kept(struct ibmsg_context_s *ctx)
 
 /*
  * Bring core_srq_posted and verbs_buf_pool_in_use up to the buffers taken from the SRQ since the
- * last sync: at the end of a poll of the receive CQ, and before anything else moves either level
- * (a refill, a send buffer taken). The level's own slot still holds srq_posted as of the last
- * sync, so the buffers taken are its difference with srq_posted now. Only falls happen in
- * between, so one update each gives the same levels. No low mark here: a read takes the min
- * with the level, so a fall's low mark is needed only when the level next rises, and every rise
- * after a sync marks first (core_srq_sync_rise(), the refill).
+ * last sync: at the end of a poll of the receive CQ, and before anything else could move either
+ * level in a poll (a send buffer taken; refills come after the sync). The level's own slot still
+ * holds srq_posted as of the last sync, so the buffers taken are its difference with srq_posted
+ * now. Only falls happen in between, so one update each gives the same levels. No low mark
+ * here: a read takes the min with the level, so a fall's low mark is needed only when the level
+ * next rises, and every rise after a sync marks first (core_srq_sync_rise(), the refill).
  */
 static UTIL_ALWAYS_INLINE void core_srq_sync(struct ibmsg_context_s *ctx)
 {

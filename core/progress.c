@@ -425,8 +425,8 @@ static UTIL_ALWAYS_INLINE int ep_handed(ibmsg_ep_t ep, unsigned flags)
 }
 
 /* Post one message: its payload is buf, or (vector, a constant) gathered from iov's iovcnt
-   entries, always through a bounce buffer. Inlined into both callers below, so each keeps only
-   its own branch. */
+   entries, always through a bounce buffer. Inlined into the three callers below, so each keeps
+   only its own branches. */
 static UTIL_ALWAYS_INLINE int post_msg(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t tag,
                                        const void *buf, int vector, const ibmsg_iov_t *iov,
                                        uint32_t iovcnt, uint32_t len, const uint32_t *invalidate)
@@ -546,6 +546,12 @@ int core_ep_post_hdr(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t ta
                      uint32_t len, const uint32_t *invalidate)
 {
     return post_msg(ep, type, hdr_flags, tag, buf, 0, NULL, 0, len, invalidate);
+}
+
+/* The eager send's own copy: the type known, its counts need no test of it. */
+int core_ep_post_eager(ibmsg_ep_t ep, uint64_t tag, const void *buf, uint32_t len)
+{
+    return post_msg(ep, CORE_WIRE_EAGER, 0, tag, buf, 0, NULL, 0, len, NULL);
 }
 
 int core_ep_post_iov(ibmsg_ep_t ep, uint64_t tag, const ibmsg_iov_t *iov, uint32_t cnt,

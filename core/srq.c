@@ -246,7 +246,9 @@ void core_srq_refill(ibmsg_context_t ctx, uint32_t want)
     if (done == 0) {
         return;
     }
-    core_srq_sync(ctx); /* the buffers taken in a poll in progress fall first */
+    /* No core_srq_sync() here: a refill comes after a poll's sync (srq_progress), from the limit
+       event or at the SRQ's creation, never inside a poll. Its marks need that; its levels
+       would be right without it (the sync takes the difference, which the refill keeps). */
     ctx->srq_posted += done;
     ctx->srq_empty = 0;
     cnt_shard_t *cnt = ctx->cnt; /* loaded once: the compiler cannot keep it across updates */

@@ -339,7 +339,9 @@ static __attribute__((noinline)) void perf_poll_empty(ibmsg_request_t *req, long
 
 /*
  * Wait for req in a measured interval: the library's wait (which honours core_wait_mode), or
- * under --empty-polls perf_await, whose empty calls are perf_spin's but for the first test.
+ * under --empty-polls perf_spin, every test in it: the latency loop's waits find nothing at
+ * first, so each of their empty calls is one the report subtracts exactly (perf_await's first
+ * test would leave a residue per wait).
  */
 static int perf_wait(const perf_options_t *o, ibmsg_request_t *req, ibmsg_tag_status_t *st)
 {
@@ -348,7 +350,7 @@ static int perf_wait(const perf_options_t *o, ibmsg_request_t *req, ibmsg_tag_st
     if (o->empty_polls == 0) {
         return ibmsg_request_wait(req, st);
     }
-    return perf_await(req, st, &complete);
+    return perf_spin(req, st, LONG_MAX, &complete);
 }
 
 /*
