@@ -209,9 +209,6 @@ struct ibmsg_context_s {
     /* The shared receive queue (NULL: per-endpoint receive queues, core/srq.h). */
     verbs_srq_t *srq;
     uint32_t srq_posted; /* buffers posted now */
-    /* SRQ buffers kept with unexpected messages since the last core_srq_sync(): the others
-       taken since then went back to the pool. */
-    uint32_t srq_kept;
     uint32_t
         srq_target;     /* what refills bring it back to: core_srq_depth, doubled on limit events */
     uint32_t srq_max;   /* core_srq_max, capped by the device */
@@ -478,15 +475,13 @@ static inline void core_srq_consumed(struct ibmsg_ep_s *ep)
 /*
  * An SRQ buffer stays with an unexpected message. Every other buffer taken from the SRQ goes
  * back to the pool before the poll ends, so the common path counts nothing: core_srq_sync()
- * derives the returns from the buffers taken.
+ * lowers verbs_buf_pool_in_use by every buffer taken, and the kept one is added back here. A
+ * bare add with no mark: the two together are no rise (the buffer was in use all along), and
+ * no mark comes between them.
  */
 static UTIL_ALWAYS_INLINE void core_srq_kept(struct ibmsg_context_s *ctx)
 {
-#if IBMSG_HAVE_CORE_COUNTERS
-    ctx->srq_kept++;
-#else
-    (void)ctx;
-#endif
+    core_level_run_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, 1);
 }
 
 /*
@@ -506,8 +501,7 @@ static UTIL_ALWAYS_INLINE void core_srq_sync(struct ibmsg_context_s *ctx)
     int64_t fell = (int64_t)ctx->srq_posted - cnt_level_own(cnt, CNT_CORE_SRQ_POSTED);
 
     cnt_level_run_add(cnt, CNT_CORE_SRQ_POSTED, fell);
-    cnt_level_run_add(cnt, CNT_VERBS_BUF_POOL_IN_USE, fell + (int64_t)ctx->srq_kept);
-    ctx->srq_kept = 0;
+    cnt_level_run_add(cnt, CNT_VERBS_BUF_POOL_IN_USE, fell); /* the kept ones: core_srq_kept() */
 #else
     (void)ctx;
 #endif

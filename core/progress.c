@@ -189,9 +189,11 @@ static UTIL_COLD void wc_error(ibmsg_ep_t ep, const verbs_wc_t *wc, const char *
     }
 }
 
-/* Keep an arrival no receive matched in the unexpected queue; post a fresh buffer in its place. */
-static void recv_unexpected(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d, uint64_t tag,
-                            uint32_t offset, uint32_t length, uint8_t type)
+/* Keep an arrival no receive matched in the unexpected queue; post a fresh buffer in its place.
+   Out of line: inlined even in part, it cost the expected arrival's path registers. */
+static UTIL_NOINLINE void recv_unexpected(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d,
+                                          uint64_t tag, uint32_t offset, uint32_t length,
+                                          uint8_t type)
 {
     d->mq.ep = ep;
     d->mq.tag = tag;
@@ -218,17 +220,16 @@ static void recv_unexpected(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d,
     }
 }
 
-/* An accepted eager message of len bytes at offset in d: to its receive, or unexpected. */
+/*
+ * An accepted eager message of len bytes at offset in d: to its receive, or unexpected. Counted
+ * by the callers, where len is at hand: counted here after the match, len had to be reloaded
+ * from the stack (and before it, kept across the match).
+ */
 static void recv_eager(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d, uint64_t tag,
                        uint32_t offset, uint32_t len)
 {
     core_mq_entry_t *e = core_mq_match_arrival(&ctx->mq, ep, tag);
-    /* Counted after the match: before it, len and the shard had to outlive the call on the stack.
-       cnt loaded once: the compiler cannot keep it across updates. */
-    cnt_shard_t *cnt = ep->cnt;
 
-    core_cnt_inc(cnt, CNT_CORE_EAGER_MSGS_RECVD);
-    core_cnt_add(cnt, CNT_CORE_EAGER_BYTES_RECVD, len);
     if (e != NULL) {
         deliver(util_container_of(e, struct ibmsg_request_s, mq), ep, tag,
                 (const char *)d->buf.data + offset, len);
@@ -236,6 +237,15 @@ static void recv_eager(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d, uint
         return;
     }
     recv_unexpected(ctx, ep, d, tag, offset, len, CORE_WIRE_EAGER);
+}
+
+/* An accepted eager message of len bytes (recv_eager); cnt loaded once for both updates. */
+static UTIL_ALWAYS_INLINE void count_eager_recvd(ibmsg_ep_t ep, uint32_t len)
+{
+    cnt_shard_t *cnt = ep->cnt;
+
+    core_cnt_inc(cnt, CNT_CORE_EAGER_MSGS_RECVD);
+    core_cnt_add(cnt, CNT_CORE_EAGER_BYTES_RECVD, len);
 }
 
 /* A compact eager message: its header is the immediate (core/wire.h), its payload all of d. */
@@ -254,6 +264,7 @@ static void recv_compact(ibmsg_context_t ctx, ibmsg_ep_t ep, core_rdesc_t *d, co
     if (credits != 0) {
         core_credit_grant(&ep->cr, credits);
     }
+    count_eager_recvd(ep, wc->byte_len);
     recv_eager(ctx, ep, d, core_wire_imm_tag(wc->ex), 0, wc->byte_len);
 }
 
@@ -332,6 +343,7 @@ static void handle_recv(ibmsg_context_t ctx, const verbs_wc_t *wc)
         core_credit_grant(&ep->cr, hdr->credits);
     }
     if (hdr->type == CORE_WIRE_EAGER) {
+        count_eager_recvd(ep, hdr->length);
         recv_eager(ctx, ep, d, hdr->tag, (uint32_t)sizeof(*hdr), hdr->length);
     } else if (hdr->type == CORE_WIRE_CREDIT) {
         core_cnt_inc(ep->cnt, CNT_CORE_CREDIT_MSGS_RECVD);
@@ -777,11 +789,12 @@ static UTIL_ALWAYS_INLINE int progress(ibmsg_context_t ctx, int *events)
             return m;
         }
         core_cnt_add(cnt, CNT_VERBS_CQ_POLLS_EMPTY, (uint64_t)(n == 0) + (uint64_t)(m == 0));
+        core_cnt_add(cnt, CNT_VERBS_COMPLETIONS, (uint64_t)(n + m));
     } else {
         cnt = ctx->cnt;
         core_cnt_inc(cnt, CNT_VERBS_CQ_POLLS);
+        core_cnt_add(cnt, CNT_VERBS_COMPLETIONS, (uint64_t)n);
     }
-    core_cnt_add(cnt, CNT_VERBS_COMPLETIONS, (uint64_t)(n + m));
     if (ctx->srq != NULL) {
         srq_progress(ctx, n);
     }

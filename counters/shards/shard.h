@@ -170,9 +170,6 @@ static UTIL_ALWAYS_INLINE cnt_shard_t *cnt_shard_get(void)
 static UTIL_ALWAYS_INLINE void cnt_slot_add(uint64_t *p, uint64_t n)
 {
 #if CNT_X86_ASM
-    if (__builtin_constant_p(n) && n == 0) {
-        return; /* the asm is opaque: a path where n is known to be 0 would still add it */
-    }
     __asm__("addq %1, %0" : "+m"(*p) : "er"(n) : "cc");
 #else
     __atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
