@@ -148,8 +148,7 @@ core_mq_entry_t *core_mq_match_posted(core_mq_t *mq, const void *ep, uint64_t ta
     core_mq_entry_t *e = search_unexpected(mq, ep, tag, mask);
 
     if (e != NULL) {
-        core_mq_list_remove(e);
-        core_level_add(mq->cnt, CNT_CORE_UNEXPECTED_RECVQ, -1);
+        core_mq_remove_unexpected(mq, e); /* its step marks: any order is exact */
     }
     return e;
 }
