@@ -318,6 +318,14 @@ void core_config_init(void)
     pthread_once(&config_once, config_register);
 }
 
+/* ibmsg_t_init_thread registers the settings too: a tool (MPI_T's included) lists and sets them
+   before the first context. Not at load: IBMSG_<NAME> is read when they register, and a program
+   may setenv() before its first init or context, as MPI libraries read theirs at init. */
+__attribute__((constructor)) static void config_at_load(void)
+{
+    cnt_builtin_set_client_register(core_config_init);
+}
+
 int core_config_check(const char *name, int64_t value)
 {
     for (size_t i = 0; i < CONFIG_NINTS; i++) {

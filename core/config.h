@@ -126,7 +126,7 @@ typedef struct core_config {
 #undef CORE_CONFIG_FIELD
 } core_config_t;
 
-/** Register the control variables (once; every context creation does it too). */
+/** Register the control variables (once: at the first ibmsg_t_init_thread or context). */
 void core_config_init(void);
 
 /**

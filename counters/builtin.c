@@ -91,6 +91,13 @@ static void builtin_sources_register(void)
     }
 }
 
+static void (*builtin_client_register)(void);
+
+void cnt_builtin_set_client_register(void (*register_vars)(void))
+{
+    builtin_client_register = register_vars;
+}
+
 int ibmsg_t_init_thread(int required, int *provided)
 {
     if (provided == NULL) {
@@ -98,5 +105,8 @@ int ibmsg_t_init_thread(int required, int *provided)
     }
     cnt_builtin_init();
     builtin_sources_register();
+    if (builtin_client_register != NULL) {
+        builtin_client_register();
+    }
     return cnt_registry_init_thread(required, provided);
 }

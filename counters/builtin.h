@@ -18,6 +18,14 @@ extern "C" {
  */
 void cnt_builtin_init(void);
 
+/**
+ * The variables of a layer above (the core's settings) that ibmsg_t_init_thread registers too,
+ * so that a tool finds them before the layer's first object exists; register runs once per
+ * process (it guards itself) and may register through the registry. Set at load, before any
+ * thread: the counters call no layer above them but through this pointer.
+ */
+void cnt_builtin_set_client_register(void (*register_vars)(void));
+
 #ifdef __cplusplus
 }
 #endif
