@@ -16,7 +16,6 @@
  *      timer stop, and checks the word equals the count;
  *   4. counters stop; the mappings go.
  */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,101 +79,56 @@ static int perf_atomic_lat_client(const perf_options_t *o, perf_conn_t *c, uint6
     return ret;
 }
 
+typedef struct perf_atomic_stream {
+    const perf_options_t *o;
+    perf_conn_t *c;
+    uint64_t *results; /* one per operation in flight: -t */
+    uint64_t raddr;
+    ibmsg_rkey_t rkey;
+} perf_atomic_stream_t;
+
+static int perf_atomic_stream_post(void *arg, long i, ibmsg_request_t *req)
+{
+    const perf_atomic_stream_t *a = arg;
+
+    return perf_atomic_post(a->o, a->c, (uint64_t)i, &a->results[i % a->o->tx_depth], a->raddr,
+                            a->rkey, req);
+}
+
+/* Operations complete in order: the last one before done returned done - 1. */
+static int perf_atomic_stream_completed(void *arg, long done)
+{
+    const perf_atomic_stream_t *a = arg;
+    uint64_t got = a->results[(done - 1) % a->o->tx_depth];
+
+    if (got != (uint64_t)(done - 1)) {
+        fprintf(stderr, "ibmsg perf: atomic %ld returned %llu\n", done - 1,
+                (unsigned long long)got);
+        return IBMSG_ERR_PROTOCOL;
+    }
+    return IBMSG_OK;
+}
+
 static int perf_atomic_bw_client(const perf_options_t *o, perf_conn_t *c, uint64_t raddr,
                                  ibmsg_rkey_t rkey, perf_row_t *row, long *count)
 {
-    long depth = o->tx_depth, limit = o->duration > 0 ? LONG_MAX : o->iters;
-    long g = o->cq_mod > 0 ? o->cq_mod : PERF_DEFAULT_CQ_MOD, nreq, posted = 0, done = 0;
-    long head = 0, tail = 0;
-    ibmsg_request_t *ring;
-    long *mark;
-    double *when, best = 0, t0, t1, end;
-    uint64_t *results = calloc((size_t)depth, sizeof(*results));
-    int ret = IBMSG_OK;
+    perf_atomic_stream_t a = {.o = o, .c = c, .raddr = raddr, .rkey = rkey};
+    perf_window_ops_t ops = {.what = "atomic",
+                             .what_completion = "atomic completion",
+                             .post = perf_atomic_stream_post,
+                             .completed = perf_atomic_stream_completed,
+                             .arg = &a};
+    int ret;
 
-    g = g > depth / 2 ? (depth / 2 > 0 ? depth / 2 : 1) : g;
-    nreq = depth / g + 2;
-    ring = calloc((size_t)nreq, sizeof(*ring));
-    mark = calloc((size_t)nreq, sizeof(*mark));
-    when = calloc((size_t)nreq, sizeof(*when));
-    if (results == NULL || ring == NULL || mark == NULL || when == NULL) {
-        ret = IBMSG_ERR_NO_MEMORY;
-        goto out;
+    a.results = calloc((size_t)o->tx_depth, sizeof(*a.results));
+    if (a.results == NULL) {
+        return IBMSG_ERR_NO_MEMORY;
     }
-    t0 = perf_now();
-    end = t0 + o->duration;
-    while (posted < limit || tail < head) {
-        while (posted < limit && posted - done < depth) {
-            int explicit = (posted + 1) % g == 0 || posted + 1 == limit;
-            ret = perf_atomic_post(o, c, (uint64_t)posted, &results[posted % depth], raddr, rkey,
-                                   explicit ? &ring[head % nreq] : NULL);
-            if (ret != IBMSG_OK) {
-                perf_fail("atomic", ret);
-                goto out;
-            }
-            posted++;
-            if (explicit) {
-                mark[head % nreq] = posted;
-                head++;
-            }
-        }
-        if (tail < head) {
-            int complete = 0;
-            ret = ibmsg_request_test(&ring[tail % nreq], &complete, NULL);
-            if (ret != IBMSG_OK) {
-                perf_fail("atomic completion", ret);
-                goto out;
-            }
-            if (complete) {
-                double now = perf_now();
-                long w = nreq - 2; /* peak: the best window of this many completions */
-                when[tail % nreq] = now;
-                done = mark[tail % nreq];
-                if (results[(done - 1) % depth] != (uint64_t)(done - 1)) {
-                    fprintf(stderr, "ibmsg perf: atomic %ld returned %llu\n", done - 1,
-                            (unsigned long long)results[(done - 1) % depth]);
-                    ret = IBMSG_ERR_PROTOCOL;
-                    goto out;
-                }
-                if (w > 0 && tail >= w) {
-                    long k = (tail - w) % nreq;
-                    double per = (now - when[k]) / (double)(done - mark[k]);
-                    if (per > 0 && (best == 0 || per < best)) {
-                        best = per;
-                    }
-                }
-                tail++;
-                if (o->duration > 0 && now >= end && limit == LONG_MAX) {
-                    limit = posted; /* stop posting; the flush below completes the rest */
-                }
-            }
-        } else if (posted >= limit) {
-            break;
-        }
+    ret = perf_window_run(o, c, PERF_DEFAULT_CQ_MOD, &ops, 8, row);
+    if (ret == IBMSG_OK) {
+        *count = row->iters;
     }
-    ret = ibmsg_ep_flush_wait(c->ep);
-    t1 = perf_now();
-    if (ret != IBMSG_OK) {
-        perf_fail("flush", ret);
-        goto out;
-    }
-    *count = posted;
-    row->iters = posted;
-    row->seconds = t1 - t0;
-    row->msg_rate = (double)posted / row->seconds;
-    row->bw_avg = row->msg_rate * 8.0;
-    row->bw_peak = best > 0 ? 8.0 / best : row->bw_avg;
-out:
-    for (long i = tail; i < head; i++) {
-        ibmsg_request_wait(&ring[i % nreq], NULL); /* after an error: free what is left */
-    }
-    if (ret != IBMSG_OK) {
-        ibmsg_ep_flush_wait(c->ep); /* nothing may still write the results */
-    }
-    free(when);
-    free(mark);
-    free(ring);
-    free(results);
+    free(a.results);
     return ret;
 }
 

@@ -14,7 +14,6 @@
  *   4. counters stop; the mappings go.
  * So in the measured interval: client N puts and 1 flush; no message on either side.
  */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,36 +21,46 @@
 
 #include "perf/tools/lib/engine.h"
 
+typedef struct perf_write_stream {
+    perf_conn_t *c;
+    const char *buf;
+    size_t size;
+    ibmsg_mem_t mem;
+    uint64_t raddr;
+    ibmsg_rkey_t rkey;
+} perf_write_stream_t;
+
+static int perf_write_post(void *arg, long i, ibmsg_request_t *req)
+{
+    const perf_write_stream_t *w = arg;
+
+    (void)i; /* every put writes the same bytes to the same place */
+    return ibmsg_put(w->c->ep, w->buf, w->size, w->mem, w->raddr, w->rkey, req);
+}
+
 static int perf_write_client(const perf_options_t *o, perf_conn_t *c, perf_counters_t *pc,
                              size_t size, perf_row_t *row, perf_result_t *res)
 {
-    long depth = o->tx_depth, limit = o->duration > 0 ? LONG_MAX : o->iters;
-    long g = o->cq_mod > 0 ? o->cq_mod : 16, nreq, posted = 0, done = 0, head = 0, tail = 0;
-    ibmsg_rkey_t rkey = IBMSG_RKEY_NULL;
-    ibmsg_mem_t mem = IBMSG_MEM_NULL;
-    ibmsg_request_t *ring = NULL;
-    long *mark = NULL;
-    double *when = NULL, best = 0, t0, t1, end;
     char *buf = perf_buffer(size);
-    uint64_t raddr = 0, count;
+    perf_write_stream_t w = {.c = c, .buf = buf, .size = size, .rkey = IBMSG_RKEY_NULL};
+    perf_window_ops_t ops = {.what = "put",
+                             .what_completion = "put completion",
+                             .post = perf_write_post,
+                             .completed = NULL,
+                             .arg = &w};
+    uint64_t count;
     int ret, stop;
 
     (void)res; /* no messages: the count goes over TCP */
-
-    g = g > depth / 2 ? (depth / 2 > 0 ? depth / 2 : 1) : g;
-    nreq = depth / g + 2;
-    ring = calloc((size_t)nreq, sizeof(*ring));
-    mark = calloc((size_t)nreq, sizeof(*mark));
-    when = calloc((size_t)nreq, sizeof(*when));
-    if (buf == NULL || ring == NULL || mark == NULL || when == NULL) {
-        ret = IBMSG_ERR_NO_MEMORY;
-        goto out;
+    w.mem = IBMSG_MEM_NULL;
+    if (buf == NULL) {
+        return IBMSG_ERR_NO_MEMORY;
     }
     memset(buf, 0x5a, size);
-    if ((ret = perf_rma_accept(c, &rkey, &raddr)) != IBMSG_OK) {
+    if ((ret = perf_rma_accept(c, &w.rkey, &w.raddr)) != IBMSG_OK) {
         goto out;
     }
-    ret = ibmsg_mem_map(c->ctx, buf, size, 0, &mem);
+    ret = ibmsg_mem_map(c->ctx, buf, size, 0, &w.mem);
     if (ret != IBMSG_OK) {
         perf_fail("map the source buffer", ret);
         goto out;
@@ -63,59 +72,11 @@ static int perf_write_client(const perf_options_t *o, perf_conn_t *c, perf_count
         perf_fail("start counters", ret);
         goto out;
     }
-    t0 = perf_now();
-    end = t0 + o->duration;
-    while (posted < limit || tail < head) {
-        while (posted < limit && posted - done < depth) {
-            int explicit = (posted + 1) % g == 0 || posted + 1 == limit;
-            ret =
-                ibmsg_put(c->ep, buf, size, mem, raddr, rkey, explicit ? &ring[head % nreq] : NULL);
-            if (ret != IBMSG_OK) {
-                perf_fail("put", ret);
-                goto out;
-            }
-            posted++;
-            if (explicit) {
-                mark[head % nreq] = posted;
-                head++;
-            }
-        }
-        if (tail < head) {
-            int complete = 0;
-            ret = ibmsg_request_test(&ring[tail % nreq], &complete, NULL);
-            if (ret != IBMSG_OK) {
-                perf_fail("put completion", ret);
-                goto out;
-            }
-            if (complete) {
-                double now = perf_now();
-                long w = nreq - 2; /* peak: the best window of this many completions */
-                when[tail % nreq] = now;
-                done = mark[tail % nreq];
-                if (w > 0 && tail >= w) {
-                    long k = (tail - w) % nreq;
-                    double per = (now - when[k]) / (double)(done - mark[k]);
-                    if (per > 0 && (best == 0 || per < best)) {
-                        best = per;
-                    }
-                }
-                tail++;
-                if (o->duration > 0 && now >= end && limit == LONG_MAX) {
-                    limit = posted; /* stop posting; the flush below completes the rest */
-                }
-            }
-        } else if (posted >= limit) {
-            break;
-        }
-    }
-    ret = ibmsg_ep_flush_wait(c->ep);
-    t1 = perf_now();
+    ret = perf_window_run(o, c, 16, &ops, size, row);
     if (ret != IBMSG_OK) {
-        perf_fail("flush", ret);
         goto out;
     }
-    done = posted;
-    count = (uint64_t)done;
+    count = (uint64_t)row->iters;
     ret = ibmsg_oob_send(c->oob, &count, sizeof(count), PERF_OOB_TIMEOUT);
     if (pc != NULL && (stop = perf_counters_stop(pc)) != IBMSG_OK) {
         ret = perf_fail("stop counters", stop);
@@ -123,28 +84,14 @@ static int perf_write_client(const perf_options_t *o, perf_conn_t *c, perf_count
     }
     if (ret != IBMSG_OK) {
         perf_fail("send done", ret);
-        goto out;
     }
-    row->bytes = size;
-    row->iters = done;
-    row->seconds = t1 - t0;
-    row->msg_rate = (double)done / row->seconds;
-    row->bw_avg = row->msg_rate * (double)size;
-    row->bw_peak = best > 0 ? (double)size / best : row->bw_avg;
 out:
-    for (long i = tail; i < head; i++) {
-        ibmsg_request_wait(&ring[i % nreq], NULL); /* after an error: free what is left */
+    if (w.rkey != IBMSG_RKEY_NULL) {
+        ibmsg_rkey_destroy(w.rkey);
     }
-    if (rkey != IBMSG_RKEY_NULL) {
-        ibmsg_rkey_destroy(rkey);
+    if (w.mem != IBMSG_MEM_NULL) {
+        ibmsg_mem_unmap(w.mem); /* BUSY if the endpoint failed: the context frees it */
     }
-    if (mem != IBMSG_MEM_NULL) {
-        ibmsg_ep_flush_wait(c->ep); /* after an error: nothing may still read the buffer */
-        ibmsg_mem_unmap(mem);       /* BUSY if the endpoint failed: the context frees it */
-    }
-    free(when);
-    free(mark);
-    free(ring);
     free(buf);
     return ret;
 }
