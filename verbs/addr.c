@@ -41,7 +41,7 @@ uint32_t verbs_mtu_bytes(uint8_t mtu)
     return (mtu >= 1 && mtu <= 5) ? 256u << (mtu - 1) : 0;
 }
 
-static int gid_is_zero(const uint8_t *gid)
+int verbs_gid_is_zero(const uint8_t *gid)
 {
     static const uint8_t zero[16];
     return memcmp(gid, zero, sizeof(zero)) == 0;
@@ -56,10 +56,10 @@ static int addr_check(const verbs_addr_t *a)
         return 0;
     }
     if (a->link_layer == VERBS_LINK_IB) {
-        return a->lid != 0 || !gid_is_zero(a->gid);
+        return a->lid != 0 || !verbs_gid_is_zero(a->gid);
     }
     if (a->link_layer == VERBS_LINK_ETHERNET) {
-        return !gid_is_zero(a->gid);
+        return !verbs_gid_is_zero(a->gid);
     }
     return 0;
 }

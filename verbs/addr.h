@@ -45,6 +45,9 @@ int verbs_addr_pack(const verbs_addr_t *addr, void *buf, size_t len);
  */
 int verbs_addr_unpack(const void *buf, size_t len, verbs_addr_t *addr);
 
+/** Whether a GID (16 bytes) is all zero: no GID. */
+int verbs_gid_is_zero(const uint8_t *gid);
+
 /** Bytes of an IB MTU code (256 << (code - 1)), 0 for an invalid code. */
 uint32_t verbs_mtu_bytes(uint8_t mtu);
 

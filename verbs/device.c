@@ -53,12 +53,6 @@ static int gid_is_ipv4_mapped(const union ibv_gid *gid)
     return memcmp(gid->raw, prefix, sizeof(prefix)) == 0;
 }
 
-static int gid_is_zero(const union ibv_gid *gid)
-{
-    static const uint8_t zero[16];
-    return memcmp(gid->raw, zero, sizeof(zero)) == 0;
-}
-
 /*
  * The default RoCE GID: RoCE v2 and IPv4-mapped first, then any RoCE v2, else -1; only GIDs of
  * the network interface ifindex when it is not 0.
@@ -72,7 +66,7 @@ static int roce_default_gid(struct ibv_context *ctx, uint8_t port, int tbl_len, 
         if (ibv_query_gid_ex(ctx, port, (uint32_t)i, &entry, 0) != 0) {
             continue; /* unused entries fail with ENODATA */
         }
-        if (entry.gid_type != IBV_GID_TYPE_ROCE_V2 || gid_is_zero(&entry.gid) ||
+        if (entry.gid_type != IBV_GID_TYPE_ROCE_V2 || verbs_gid_is_zero(entry.gid.raw) ||
             (ifindex != 0 && entry.ndev_ifindex != ifindex)) {
             continue;
         }
@@ -155,7 +149,7 @@ static int port_setup(struct ibv_context *ctx, const struct ibv_port_attr *pa, u
                    (unsigned)port, gid_index, pa->gid_tbl_len);
         return IBMSG_ERR_INVALID;
     }
-    if (ibv_query_gid(ctx, port, gid_index, &gid) != 0 || gid_is_zero(&gid)) {
+    if (ibv_query_gid(ctx, port, gid_index, &gid) != 0 || verbs_gid_is_zero(gid.raw)) {
         util_error("%s port %u: GID index %d is not set", name, (unsigned)port, gid_index);
         return IBMSG_ERR_INVALID;
     }
@@ -559,7 +553,8 @@ int verbs_dev_refresh_address(verbs_dev_t *dev, int *changed)
     if (dev->gid_default) {
         index = roce_default_gid(dev->ctx, info->port, pa.gid_tbl_len, dev->gid_ifindex);
     }
-    if (index < 0 || ibv_query_gid(dev->ctx, info->port, index, &gid) != 0 || gid_is_zero(&gid)) {
+    if (index < 0 || ibv_query_gid(dev->ctx, info->port, index, &gid) != 0 ||
+        verbs_gid_is_zero(gid.raw)) {
         util_warn("%s port %u: no usable GID after a GID table change (index %d): new queue "
                   "pairs keep GID index %d",
                   info->name, (unsigned)info->port, index, info->gid_index);

@@ -10,6 +10,7 @@
 
 #include "util/compiler.h"
 #include "util/log.h"
+#include "verbs/av.h"
 #include "verbs/fault.h"
 #include "verbs/recv_lists.h"
 #include "verbs/verbs_priv.h"
@@ -216,40 +217,17 @@ uint32_t verbs_qp_num(const verbs_qp_t *qp)
 
 void verbs_qp_addr(const verbs_qp_t *qp, verbs_addr_t *addr)
 {
-    const verbs_dev_info_t *info = &qp->dev->info;
-
-    memset(addr, 0, sizeof(*addr));
-    addr->qpn = qp->qp->qp_num;
-    addr->psn = qp->psn;
-    addr->lid = info->lid;
-    addr->mtu = info->active_mtu;
-    addr->link_layer = info->link_layer;
-    if (info->gid_index >= 0) {
-        memcpy(addr->gid, info->gid, sizeof(addr->gid));
-    }
-}
-
-static int gid_is_zero(const uint8_t *gid)
-{
-    static const uint8_t zero[16];
-    return memcmp(gid, zero, sizeof(zero)) == 0;
+    verbs_av_local(&qp->dev->info, qp->qp->qp_num, qp->psn, addr);
 }
 
 int verbs_qp_to_rtr(verbs_qp_t *qp, const verbs_addr_t *remote, const verbs_conn_params_t *cp)
 {
     const verbs_dev_info_t *info = &qp->dev->info;
     struct ibv_qp_attr attr = {0};
-    int use_grh = info->link_layer == VERBS_LINK_ETHERNET || !gid_is_zero(remote->gid);
+    int ret = verbs_av_remote(info, remote, cp->hop_limit, "qp", qp->qp->qp_num, &attr.ah_attr);
 
-    if (remote->link_layer != info->link_layer) {
-        util_error("qp 0x%x: peer is on %s, this port on %s", qp->qp->qp_num,
-                   remote->link_layer == VERBS_LINK_ETHERNET ? "RoCE" : "IB",
-                   info->link_layer == VERBS_LINK_ETHERNET ? "RoCE" : "IB");
-        return IBMSG_ERR_INVALID;
-    }
-    if (use_grh && info->gid_index < 0) {
-        util_error("qp 0x%x: peer needs a GRH but this port has no GID", qp->qp->qp_num);
-        return IBMSG_ERR_INVALID;
+    if (ret != IBMSG_OK) {
+        return ret;
     }
     attr.qp_state = IBV_QPS_RTR;
     attr.path_mtu = (enum ibv_mtu)UTIL_MIN(info->active_mtu, remote->mtu);
@@ -264,15 +242,8 @@ int verbs_qp_to_rtr(verbs_qp_t *qp, const verbs_addr_t *remote, const verbs_conn
     attr.max_dest_rd_atomic = (uint8_t)UTIL_MAX(
         1u, UTIL_MIN(qp->caps.max_dest_rd_atomic, (uint32_t)cp->peer_initiator_depth));
     attr.min_rnr_timer = cp->min_rnr_timer;
-    attr.ah_attr.dlid = remote->lid;
     attr.ah_attr.sl = cp->sl;
-    attr.ah_attr.src_path_bits = 0;
-    attr.ah_attr.port_num = info->port;
-    if (use_grh) {
-        attr.ah_attr.is_global = 1;
-        memcpy(attr.ah_attr.grh.dgid.raw, remote->gid, 16);
-        attr.ah_attr.grh.sgid_index = (uint8_t)info->gid_index;
-        attr.ah_attr.grh.hop_limit = cp->hop_limit;
+    if (attr.ah_attr.is_global) {
         attr.ah_attr.grh.traffic_class = cp->traffic_class;
         attr.ah_attr.grh.flow_label = cp->flow_label;
     }

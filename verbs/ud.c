@@ -13,6 +13,7 @@
 
 #include "util/compiler.h"
 #include "util/log.h"
+#include "verbs/av.h"
 #include "verbs/verbs_priv.h"
 
 #define UD_GRH      40
@@ -182,46 +183,17 @@ void verbs_ud_destroy(verbs_ud_t *ud)
 
 void verbs_ud_addr(const verbs_ud_t *ud, verbs_addr_t *addr)
 {
-    const verbs_dev_info_t *info = &ud->dev->info;
-
-    memset(addr, 0, sizeof(*addr));
-    addr->qpn = ud->qp->qp_num;
-    addr->lid = info->lid;
-    addr->mtu = info->active_mtu;
-    addr->link_layer = info->link_layer;
-    if (info->gid_index >= 0) {
-        memcpy(addr->gid, info->gid, sizeof(addr->gid));
-    }
-}
-
-static int gid_is_zero(const uint8_t *gid)
-{
-    static const uint8_t zero[16];
-    return memcmp(gid, zero, sizeof(zero)) == 0;
+    verbs_av_local(&ud->dev->info, ud->qp->qp_num, 0, addr);
 }
 
 int verbs_ud_ah_create(verbs_ud_t *ud, const verbs_addr_t *remote, verbs_ah_t **ah_p)
 {
-    const verbs_dev_info_t *info = &ud->dev->info;
-    struct ibv_ah_attr attr = {0};
+    struct ibv_ah_attr attr;
     verbs_ah_t *ah;
+    int ret = verbs_av_remote(&ud->dev->info, remote, 64, "ud qp", ud->qp->qp_num, &attr);
 
-    if (remote->link_layer != info->link_layer) {
-        util_error("ud qp 0x%x: peer is on another link layer", ud->qp->qp_num);
-        return IBMSG_ERR_INVALID;
-    }
-    attr.dlid = remote->lid;
-    attr.port_num = info->port;
-    /* RoCE always routes by GID (the GRH carries the IP addresses); IB only across subnets. */
-    if (info->link_layer == VERBS_LINK_ETHERNET || !gid_is_zero(remote->gid)) {
-        if (info->gid_index < 0) {
-            util_error("ud qp 0x%x: peer needs a GRH but this port has no GID", ud->qp->qp_num);
-            return IBMSG_ERR_INVALID;
-        }
-        attr.is_global = 1;
-        memcpy(attr.grh.dgid.raw, remote->gid, 16);
-        attr.grh.sgid_index = (uint8_t)info->gid_index;
-        attr.grh.hop_limit = 64;
+    if (ret != IBMSG_OK) {
+        return ret;
     }
     ah = calloc(1, sizeof(*ah));
     if (ah == NULL) {
