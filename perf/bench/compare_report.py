@@ -16,6 +16,7 @@ import subprocess
 import sys
 
 TOOLS = ["ibmsg", "perftest", "ucx"]
+TOOL_NAMES = {"perftest": "perftest", "ucx": "UCX"}
 LABEL = {"ibmsg": "ibmsg", "perftest": "perftest", "ucx": "UCX",
          "ibmsg_off": "ibmsg, counting compiled out", "ibmsg_base": "ibmsg, baseline build",
          "ibmsg_ev": "ibmsg, events compiled in, none registered",
@@ -233,8 +234,11 @@ def compare_tables(samples, sizes, env, reps):
     if big27:
         out.append(verdict("bandwidth %s >= perftest and UCX" % ", ".join(map(human, big27)),
                            sum((ge(bw, z) for z in big27), [])))
+        out += rounds_say(samples, [("bw", "bw_MBps", z, t) for z in big27
+                                    for t in ("perftest", "ucx")])
     for z in lat27:
         out.append(verdict("latency at %s <= UCX" % human(z), ge(lat, z, False)[1:]))
+        out += rounds_say(samples, [("lat", "lat_typical_us", z, "ucx")])
     if any(s["tool"] == "ibmsg_base" for s in samples):
         out.append("")
         out += baseline_table(samples, sizes, env)
@@ -251,6 +255,38 @@ def compare_tables(samples, sizes, env, reps):
         out.append("Runs without a sample (n/a above when no run of a size had one):")
         out += ["  " + n for n in notes]
     return out, bw, lat
+
+
+def rounds_say(samples, comparisons):
+    """Under a target's verdict (which the medians give): what the rounds say, each comparison's
+    per-round ratio of ibmsg to the other tool, median (range), and whether every round is on the
+    target's side, none is, or they split. Only a target that every round meets (or every round
+    misses) is decided by this boot; a split says its median moves with the draw of the runs."""
+    if not comparisons:
+        return []
+    cells, states = [], []
+    for test, key, z, other in comparisons:
+        r = round_ratios(by_round(samples, test, key, z, ("ibmsg", other)), "ibmsg", other)
+        if not r:
+            cells.append("%s /%s n/a" % (human(z), TOOL_NAMES.get(other, other)))
+            continue
+        on_side = [(x >= 1) if test == "bw" else (x <= 1) for x in r]
+        state = "every round" if all(on_side) else "no round" if not any(on_side) else "split"
+        states.append(state)
+        cells.append("%s /%s %.3f (%.3f..%.3f) %s" % (human(z), TOOL_NAMES.get(other, other),
+                                                      statistics.median(r), r[0], r[-1], state))
+    if not states:
+        said = "no rounds with both tools"
+    elif all(st == "every round" for st in states):
+        said = "met in every round"
+    elif any(st == "no round" for st in states):
+        said = "NOT met, by every round of %d of %d comparisons" % (states.count("no round"),
+                                                                    len(states))
+    else:
+        said = "undecided (the rounds split in %d of %d comparisons)" % (states.count("split"),
+                                                                        len(states))
+    return ["    rounds: %s; ibmsg over the other, per round: median (range)" % said] + \
+        ["      " + c for c in cells]
 
 
 def chunk_tables(samples, sizes, bw, lat):
@@ -282,6 +318,21 @@ def chunk_tables(samples, sizes, bw, lat):
     return out[:-1]
 
 
+def by_round(samples, test, key, z, tools):
+    """{round: {tool: value}} of the valid runs of tools at size z (msg_rate_Mps in thousands)."""
+    rounds = {}
+    for s in samples:
+        if s["test"] == test and s["size"] == z and s["valid"] and s["tool"] in tools:
+            rounds.setdefault(s["round"], {})[s["tool"]] = \
+                s[key] * (1e3 if key == "msg_rate_Mps" else 1)
+    return rounds
+
+
+def round_ratios(rounds, now, was):
+    """Sorted now / was of the rounds where both ran."""
+    return sorted(v[now] / v[was] for v in rounds.values() if now in v and was in v and v[was] > 0)
+
+
 def paired_rows(samples, sizes, now, was):
     """Tool now against tool was, which ran in the same rounds, per size and measure: both
     medians, their ratio, and the median and range of the per-round ratios (the two runs of a
@@ -290,15 +341,10 @@ def paired_rows(samples, sizes, now, was):
     for z in sizes:
         for test, key, name in (("bw", "msg_rate_Mps", "kmsg/s"), ("bw", "bw_MBps", "MB/s"),
                                 ("lat", "lat_typical_us", "latency us")):
-            by_round = {}
-            for s in samples:
-                if s["test"] == test and s["size"] == z and s["valid"] and s["tool"] in (now, was):
-                    by_round.setdefault(s["round"], {})[s["tool"]] = \
-                        s[key] * (1e3 if key == "msg_rate_Mps" else 1)
-            a = [v[now] for v in by_round.values() if now in v]
-            b = [v[was] for v in by_round.values() if was in v]
-            paired = sorted(v[now] / v[was] for v in by_round.values()
-                            if len(v) == 2 and v[was] > 0)
+            rounds = by_round(samples, test, key, z, (now, was))
+            a = [v[now] for v in rounds.values() if now in v]
+            b = [v[was] for v in rounds.values() if was in v]
+            paired = round_ratios(rounds, now, was)
             m_a = statistics.median(a) if a else None
             m_b = statistics.median(b) if b else None
             rows.append([human(z), name, fmt(m_a), fmt(m_b), ratio(m_a, m_b),
