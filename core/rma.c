@@ -242,6 +242,17 @@ static int rma_ep_usable(ibmsg_ep_t ep)
     return ep->state == CORE_EP_FAILED ? IBMSG_ERR_PEER_FAILED : IBMSG_ERR_INVALID;
 }
 
+/* A remote key of ep, not destroyed, and ep able to take one-sided operations. */
+static int rma_key_usable(ibmsg_ep_t ep, ibmsg_rkey_t rkey)
+{
+    if (util_unlikely(rkey->state != CORE_RMA_SLOT_RKEY || rkey->ep != ep)) {
+        util_error("qp 0x%x: remote key %s", ep->qpn,
+                   rkey->state != CORE_RMA_SLOT_RKEY ? "destroyed" : "of another endpoint");
+        return IBMSG_ERR_INVALID;
+    }
+    return rma_ep_usable(ep);
+}
+
 static UTIL_COLD int rma_refuse_bounds(ibmsg_ep_t ep, ibmsg_rkey_t rkey, uint64_t raddr, size_t len)
 {
     core_cnt_inc(ep->cnt, CNT_CORE_RMA_REFUSED_OOB);
@@ -293,12 +304,7 @@ static int rma_check(ibmsg_ep_t ep, uint8_t op, ibmsg_rkey_t rkey, uint64_t radd
 {
     int status;
 
-    if (util_unlikely(rkey->state != CORE_RMA_SLOT_RKEY || rkey->ep != ep)) {
-        util_error("qp 0x%x: remote key %s", ep->qpn,
-                   rkey->state != CORE_RMA_SLOT_RKEY ? "destroyed" : "of another endpoint");
-        return IBMSG_ERR_INVALID;
-    }
-    status = rma_ep_usable(ep);
+    status = rma_key_usable(ep, rkey);
     if (util_unlikely(status != IBMSG_OK)) {
         return status;
     }
@@ -488,12 +494,7 @@ static int atomic_issue(ibmsg_ep_t ep, uint8_t op, uint64_t operand, uint64_t sw
     if (util_unlikely(ep == NULL || rkey == NULL || result == NULL)) {
         return IBMSG_ERR_INVALID;
     }
-    if (util_unlikely(rkey->state != CORE_RMA_SLOT_RKEY || rkey->ep != ep)) {
-        util_error("qp 0x%x: remote key %s", ep->qpn,
-                   rkey->state != CORE_RMA_SLOT_RKEY ? "destroyed" : "of another endpoint");
-        return IBMSG_ERR_INVALID;
-    }
-    status = rma_ep_usable(ep);
+    status = rma_key_usable(ep, rkey);
     if (util_unlikely(status != IBMSG_OK)) {
         return status;
     }

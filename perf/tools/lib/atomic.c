@@ -212,12 +212,7 @@ static int perf_atomic_server(const perf_options_t *o, perf_conn_t *c, perf_coun
     if (o->test == PERF_TEST_ATOMIC_LAT) {
         *row = done.row; /* the server times nothing: it prints the client's samples */
     } else {
-        row->bytes = 8;
-        row->iters = (long)done.count;
-        row->seconds = t1 - t0;
-        row->msg_rate = (double)done.count / row->seconds;
-        row->bw_avg = row->msg_rate * 8.0;
-        row->bw_peak = row->bw_avg; /* the target sees no completions: no peak of its own */
+        perf_row_rate(row, 8, (long)done.count, t1 - t0, 0); /* no completions here: no peak */
     }
 out:
     if (mem != IBMSG_MEM_NULL) {

@@ -479,12 +479,7 @@ static int perf_bw_client(const perf_options_t *o, perf_conn_t *c, perf_counters
     }
     res->msgs_sent += done;
     res->msgs_recvd += 1;
-    row->bytes = size;
-    row->iters = done;
-    row->seconds = t1 - t0;
-    row->msg_rate = (double)done / row->seconds;
-    row->bw_avg = row->msg_rate * (double)size;
-    row->bw_peak = peak.best > 0 ? (double)size / peak.best : row->bw_avg;
+    perf_row_rate(row, size, done, t1 - t0, peak.best);
 out:
     free(peak.t);
     free(buf);
@@ -583,12 +578,7 @@ static int perf_bw_server(const perf_options_t *o, perf_conn_t *c, perf_counters
     }
     res->msgs_recvd += done;
     res->msgs_sent += 1;
-    row->bytes = size;
-    row->iters = done;
-    row->seconds = t1 - t0;
-    row->msg_rate = (double)done / row->seconds;
-    row->bw_avg = row->msg_rate * (double)size;
-    row->bw_peak = peak.best > 0 ? (double)size / peak.best : row->bw_avg;
+    perf_row_rate(row, size, done, t1 - t0, peak.best);
 out:
     free(peak.t);
     free(buf);

@@ -80,6 +80,16 @@ static double perf_bw_units(const perf_result_t *r, double bytes_per_s)
     return r->opts->report_gbits ? bytes_per_s * 8.0 / 1e9 : bytes_per_s / PERF_MB;
 }
 
+void perf_row_rate(perf_row_t *row, size_t bytes, long iters, double seconds, double best)
+{
+    row->bytes = bytes;
+    row->iters = iters;
+    row->seconds = seconds;
+    row->msg_rate = (double)iters / seconds;
+    row->bw_avg = row->msg_rate * (double)bytes;
+    row->bw_peak = best > 0 ? (double)bytes / best : row->bw_avg;
+}
+
 void perf_report_row(const perf_result_t *r, const perf_row_t *row, FILE *out)
 {
     if (perf_is_bw(r)) {

@@ -22,6 +22,13 @@ typedef struct perf_row {
     perf_lat_stats_t lat;
 } perf_row_t;
 
+/**
+ * A bandwidth row from its measured interval: iters operations of bytes each in seconds; best:
+ * the best seconds per operation over a window of completions, or 0 where the side sees none
+ * (the peak is then the average).
+ */
+void perf_row_rate(perf_row_t *row, size_t bytes, long iters, double seconds, double best);
+
 typedef struct perf_result {
     const perf_options_t *opts;
     ibmsg_context_attr_t attr;

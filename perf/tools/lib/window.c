@@ -80,12 +80,7 @@ int perf_window_run(const perf_options_t *o, perf_conn_t *c, long default_g,
         perf_fail("flush", ret);
         goto out;
     }
-    row->bytes = bytes;
-    row->iters = posted;
-    row->seconds = t1 - t0;
-    row->msg_rate = (double)posted / row->seconds;
-    row->bw_avg = row->msg_rate * (double)bytes;
-    row->bw_peak = best > 0 ? (double)bytes / best : row->bw_avg;
+    perf_row_rate(row, bytes, posted, t1 - t0, best);
 out:
     for (long i = tail; i < head; i++) {
         ibmsg_request_wait(&ring[i % nreq], NULL); /* after an error: free what is left */

@@ -130,12 +130,7 @@ static int perf_write_server(const perf_options_t *o, perf_conn_t *c, perf_count
         ret = perf_fail("receive done", ret != IBMSG_OK ? ret : IBMSG_ERR_PROTOCOL);
         goto out;
     }
-    row->bytes = size;
-    row->iters = (long)count;
-    row->seconds = t1 - t0;
-    row->msg_rate = (double)count / row->seconds;
-    row->bw_avg = row->msg_rate * (double)size;
-    row->bw_peak = row->bw_avg; /* the target sees no completions: no peak of its own */
+    perf_row_rate(row, size, (long)count, t1 - t0, 0); /* no completions here: no peak */
 out:
     if (mem != IBMSG_MEM_NULL) {
         ibmsg_mem_unmap(mem);
