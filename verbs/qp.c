@@ -12,7 +12,6 @@
 #include "util/log.h"
 #include "verbs/av.h"
 #include "verbs/fault.h"
-#include "verbs/recv_lists.h"
 #include "verbs/verbs_priv.h"
 
 /* An initial PSN that differs between QPs and runs, so stale packets of an old QP do not fit. */
@@ -514,22 +513,37 @@ uint32_t verbs_qp_discard_held(verbs_qp_t *qp)
     return n;
 }
 
-static int qp_post_recv(void *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
-{
-    return ibv_post_recv(qp, wr, bad);
-}
-
 int verbs_qp_post_recv(verbs_qp_t *qp, const verbs_sge_t *sges, const uint64_t *wr_ids, int n,
                        int *posted)
 {
-    int done, ret = verbs_recv_lists_post(qp->qp, qp_post_recv, sges, wr_ids, n, &done);
+    struct ibv_recv_wr wr[VERBS_RECV_BATCH_MAX], *bad;
+    struct ibv_sge sg[VERBS_RECV_BATCH_MAX];
+    int done = 0;
 
+    while (done < n) {
+        int batch = UTIL_MIN(n - done, VERBS_RECV_BATCH_MAX), ret;
+        for (int i = 0; i < batch; i++) {
+            sg[i].addr = sges[done + i].addr;
+            sg[i].length = sges[done + i].length;
+            sg[i].lkey = sges[done + i].lkey;
+            wr[i].wr_id = wr_ids[done + i];
+            wr[i].sg_list = &sg[i];
+            wr[i].num_sge = 1;
+            wr[i].next = (i + 1 < batch) ? &wr[i + 1] : NULL;
+        }
+        ret = ibv_post_recv(qp->qp, wr, &bad);
+        if (util_unlikely(ret != 0)) {
+            done += (int)(bad - wr);
+            util_error("qp 0x%x: ibv_post_recv failed: %s", qp->qp->qp_num, strerror(ret));
+            if (posted != NULL) {
+                *posted = done;
+            }
+            return verbs_errno_status(ret);
+        }
+        done += batch;
+    }
     if (posted != NULL) {
         *posted = done;
-    }
-    if (util_unlikely(ret != 0)) {
-        util_error("qp 0x%x: ibv_post_recv failed: %s", qp->qp->qp_num, strerror(ret));
-        return verbs_errno_status(ret);
     }
     return IBMSG_OK;
 }

@@ -9,7 +9,6 @@
 
 #include "util/compiler.h"
 #include "util/log.h"
-#include "verbs/recv_lists.h"
 #include "verbs/verbs_priv.h"
 
 int verbs_srq_create(verbs_dev_t *dev, uint32_t max_wr, verbs_srq_t **srq_p)
@@ -62,20 +61,34 @@ uint32_t verbs_srq_size(const verbs_srq_t *srq)
     return srq->size;
 }
 
-static int srq_post_recv(void *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
-{
-    return ibv_post_srq_recv(srq, wr, bad);
-}
-
 int verbs_srq_post_recv(verbs_srq_t *srq, const verbs_sge_t *sges, const uint64_t *wr_ids, int n,
                         int *posted)
 {
-    int ret = verbs_recv_lists_post(srq->srq, srq_post_recv, sges, wr_ids, n, posted);
+    struct ibv_recv_wr wr[VERBS_RECV_BATCH_MAX], *bad;
+    struct ibv_sge sg[VERBS_RECV_BATCH_MAX];
+    int done = 0;
 
-    if (util_unlikely(ret != 0)) {
-        util_error("%s: ibv_post_srq_recv failed: %s", srq->dev->info.name, strerror(ret));
-        return verbs_errno_status(ret);
+    while (done < n) {
+        int batch = UTIL_MIN(n - done, VERBS_RECV_BATCH_MAX), ret;
+        for (int i = 0; i < batch; i++) {
+            sg[i].addr = sges[done + i].addr;
+            sg[i].length = sges[done + i].length;
+            sg[i].lkey = sges[done + i].lkey;
+            wr[i].wr_id = wr_ids[done + i];
+            wr[i].sg_list = &sg[i];
+            wr[i].num_sge = 1;
+            wr[i].next = (i + 1 < batch) ? &wr[i + 1] : NULL;
+        }
+        ret = ibv_post_srq_recv(srq->srq, wr, &bad);
+        if (util_unlikely(ret != 0)) {
+            done += (int)(bad - wr);
+            util_error("%s: ibv_post_srq_recv failed: %s", srq->dev->info.name, strerror(ret));
+            *posted = done;
+            return verbs_errno_status(ret);
+        }
+        done += batch;
     }
+    *posted = done;
     return IBMSG_OK;
 }
 
