@@ -16,7 +16,6 @@ import subprocess
 import sys
 
 TOOLS = ["ibmsg", "perftest", "ucx"]
-TOOL_NAMES = {"perftest": "perftest", "ucx": "UCX"}
 LABEL = {"ibmsg": "ibmsg", "perftest": "perftest", "ucx": "UCX",
          "ibmsg_off": "ibmsg, counting compiled out", "ibmsg_base": "ibmsg, baseline build",
          "ibmsg_ev": "ibmsg, events compiled in, none registered",
@@ -262,18 +261,16 @@ def rounds_say(samples, comparisons):
     per-round ratio of ibmsg to the other tool, median (range), and whether every round is on the
     target's side, none is, or they split. Only a target that every round meets (or every round
     misses) is decided by this boot; a split says its median moves with the draw of the runs."""
-    if not comparisons:
-        return []
     cells, states = [], []
     for test, key, z, other in comparisons:
         r = round_ratios(by_round(samples, test, key, z, ("ibmsg", other)), "ibmsg", other)
         if not r:
-            cells.append("%s /%s n/a" % (human(z), TOOL_NAMES.get(other, other)))
+            cells.append("%s /%s n/a" % (human(z), LABEL[other]))
             continue
         on_side = [(x >= 1) if test == "bw" else (x <= 1) for x in r]
         state = "every round" if all(on_side) else "no round" if not any(on_side) else "split"
         states.append(state)
-        cells.append("%s /%s %.3f (%.3f..%.3f) %s" % (human(z), TOOL_NAMES.get(other, other),
+        cells.append("%s /%s %.3f (%.3f..%.3f) %s" % (human(z), LABEL[other],
                                                       statistics.median(r), r[0], r[-1], state))
     if not states:
         said = "no rounds with both tools"

@@ -114,7 +114,6 @@ static int perf_atomic_bw_client(const perf_options_t *o, perf_conn_t *c, uint64
 {
     perf_atomic_stream_t a = {.o = o, .c = c, .raddr = raddr, .rkey = rkey};
     perf_window_ops_t ops = {.what = "atomic",
-                             .what_completion = "atomic completion",
                              .post = perf_atomic_stream_post,
                              .completed = perf_atomic_stream_completed,
                              .arg = &a};

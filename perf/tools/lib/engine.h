@@ -37,7 +37,7 @@ int perf_rma_accept(perf_conn_t *c, ibmsg_rkey_t *rkey, uint64_t *raddr);
 
 /* What perf_window_run posts: operation i, with req (non-NULL) for every g-th and the last. */
 typedef struct perf_window_ops {
-    const char *what, *what_completion; /* for the error messages */
+    const char *what; /* for the error messages ("put": "put", "put completion") */
     int (*post)(void *arg, long i, ibmsg_request_t *req);
     /* Optional: the operations before done have completed (check their results). */
     int (*completed)(void *arg, long done);

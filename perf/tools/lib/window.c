@@ -3,6 +3,7 @@
  * perf_window_run.
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "perf/tools/lib/engine.h"
@@ -47,7 +48,9 @@ int perf_window_run(const perf_options_t *o, perf_conn_t *c, long default_g,
             int complete = 0;
             ret = ibmsg_request_test(&ring[tail % nreq], &complete, NULL);
             if (ret != IBMSG_OK) {
-                perf_fail(ops->what_completion, ret);
+                char what[64];
+                snprintf(what, sizeof(what), "%s completion", ops->what);
+                perf_fail(what, ret);
                 goto out;
             }
             if (complete) {

@@ -42,17 +42,13 @@ static int perf_write_client(const perf_options_t *o, perf_conn_t *c, perf_count
                              size_t size, perf_row_t *row, perf_result_t *res)
 {
     char *buf = perf_buffer(size);
-    perf_write_stream_t w = {.c = c, .buf = buf, .size = size, .rkey = IBMSG_RKEY_NULL};
-    perf_window_ops_t ops = {.what = "put",
-                             .what_completion = "put completion",
-                             .post = perf_write_post,
-                             .completed = NULL,
-                             .arg = &w};
+    perf_write_stream_t w = {
+        .c = c, .buf = buf, .size = size, .mem = IBMSG_MEM_NULL, .rkey = IBMSG_RKEY_NULL};
+    perf_window_ops_t ops = {.what = "put", .post = perf_write_post, .completed = NULL, .arg = &w};
     uint64_t count;
     int ret, stop;
 
     (void)res; /* no messages: the count goes over TCP */
-    w.mem = IBMSG_MEM_NULL;
     if (buf == NULL) {
         return IBMSG_ERR_NO_MEMORY;
     }
