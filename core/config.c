@@ -258,6 +258,15 @@ static void config_register_fork(void)
              NULL);
 }
 
+/* A setting's category follows its name: core_*, world_* (read by world/), the rest verbs. */
+static const char *config_category_of(const char *name)
+{
+    if (strncmp(name, "core_", 5) == 0) {
+        return "core";
+    }
+    return strncmp(name, "world_", 6) == 0 ? "world" : "verbs";
+}
+
 /* Register the categories and control variables once; the registry applies IBMSG_<NAME>. */
 static void config_register(void)
 {
@@ -294,6 +303,9 @@ static void config_register(void)
     check_reg(
         cnt_category_register("verbs", "Verbs layer: device, queues, completions", "ibmsg", &index),
         "category verbs");
+    check_reg(cnt_category_register("world", "Job bootstrap: PMIx / TCP wireup of the world",
+                                    "ibmsg", &index),
+              "category world");
     for (size_t i = 0; i < CONFIG_NSTRS; i++) {
         cvar_add(config_strs[i].name, &str_kind, IBMSG_T_ENUM_NULL, "verbs", config_strs[i].desc,
                  &config_strs[i]);
@@ -309,7 +321,7 @@ static void config_register(void)
                       en->enum_name);
         }
         cvar_add(d->name, en != NULL ? &enum_kind : &int_kind, enumtype,
-                 strncmp(d->name, "core_", 5) == 0 ? "core" : "verbs", d->desc, d);
+                 config_category_of(d->name), d->desc, d);
     }
 }
 

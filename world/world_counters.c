@@ -8,7 +8,7 @@
 
 #include <ibmsg/status.h>
 
-#include "counters/builtin.h"
+#include "core/config.h"
 #include "counters/registry/registry.h"
 #include "util/log.h"
 
@@ -16,17 +16,14 @@ world_counters_t world_cnt;
 
 static pthread_once_t world_counters_once = PTHREAD_ONCE_INIT;
 
+/* The category is registered with the world's settings (core/config.c, which describes it): here
+   it is found, or an error says why it could not be. */
 int world_category_register(void)
 {
-    int index, ret;
+    int index;
 
-    cnt_builtin_init(); /* the shard variables first, as in every process (builtin.h) */
-    ret = cnt_category_register("ibmsg", "Everything ibmsg exports", NULL, &index);
-    if (ret == IBMSG_OK) {
-        ret = cnt_category_register("world", "Job bootstrap: PMIx / TCP wireup of the world",
-                                    "ibmsg", &index);
-    }
-    return ret;
+    core_config_init();
+    return cnt_category_register("world", NULL, "ibmsg", &index);
 }
 
 static void world_counters_register(void)

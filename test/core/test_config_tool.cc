@@ -95,6 +95,20 @@ TEST(CoreConfigTool, SettingsAreListedReadAndWrittenBeforeAnyContext)
     EXPECT_TRUE(contains(category_cvars("core"), credits));
     EXPECT_TRUE(contains(category_cvars("core"), wait_mode));
     EXPECT_FALSE(contains(category_cvars("core"), timeout));
+    // The world's settings in the world's category (where its pvars and events are), not verbs.
+    for (const char *name : {"world_wireup", "world_connect_timeout_ms"}) {
+        int index = -1;
+        ASSERT_EQ(ibmsg_t_cvar_get_index(name, &index), IBMSG_T_SUCCESS) << name;
+        EXPECT_TRUE(contains(category_cvars("world"), index)) << name;
+        EXPECT_FALSE(contains(category_cvars("verbs"), index)) << name;
+    }
+    char desc[128];
+    int world = -1, desc_len = (int)sizeof(desc);
+    ASSERT_EQ(ibmsg_t_category_get_index("world", &world), IBMSG_T_SUCCESS);
+    ASSERT_EQ(ibmsg_t_category_get_info(world, nullptr, nullptr, desc, &desc_len, nullptr, nullptr,
+                                        nullptr),
+              IBMSG_T_SUCCESS);
+    EXPECT_STREQ(desc, "Job bootstrap: PMIx / TCP wireup of the world");
 
     // The environment's values, read when they registered; the default where it has none.
     EXPECT_EQ(read_cvar(timeout), 18);
