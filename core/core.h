@@ -294,7 +294,21 @@ void core_probe_ep_gone(struct ibmsg_ep_s *ep);
 void core_probe_ctx_cleanup(struct ibmsg_context_s *ctx);
 
 /* progress.c */
-int core_progress(struct ibmsg_context_s *ctx, int *events);
+int core_progress_timed(struct ibmsg_context_s *ctx, int *events);
+int core_progress_untimed(struct ibmsg_context_s *ctx, int *events);
+
+/*
+ * One progress call. The timer's test is the caller's, inline: in the callee it came after the
+ * prologue (GCC does not shrink-wrap the call's frame), which a timed call then paid twice; a
+ * dispatcher function would cost every untimed call a jump.
+ */
+static UTIL_ALWAYS_INLINE int core_progress(struct ibmsg_context_s *ctx, int *events)
+{
+    if (core_timer_on(CNT_CORE_PROGRESS_TIME)) {
+        return core_progress_timed(ctx, events);
+    }
+    return core_progress_untimed(ctx, events);
+}
 /* Set (fn non-NULL) or clear (fn NULL) the context's progress hook; returns the one it replaces. */
 core_progress_hook_t core_context_set_progress_hook(struct ibmsg_context_s *ctx,
                                                     int (*fn)(void *arg), void *arg);

@@ -460,9 +460,15 @@ COST_LINES = [("ibmsg", "bw", 8, "send_bw 8 B"), ("ibmsg", "lat", 8, "send_lat 8
               ("ibmsg_idle", "bw", 8, "send_bw 8 B, idle session")]
 
 
+# The library's progress call, out of line: core_progress (core/core.h) tests the timer and
+# calls one of these.
+PROGRESS_FNS = ("core_progress_untimed", "core_progress_timed")
+
+
 def progress_calls(path):
-    """Calls of core_progress in a callgrind output (None without the file): how often a side
-    polled. Runs that waited differently (a side that ran dry spins) differ here."""
+    """Calls of the progress call (PROGRESS_FNS) in a callgrind output (None without the file):
+    how often a side polled. Runs that waited differently (a side that ran dry spins) differ
+    here."""
     try:
         f = open(path, errors="replace")
     except OSError:
@@ -472,7 +478,7 @@ def progress_calls(path):
         for line in f:
             if line.startswith(("fn=", "cfn=")):  # a name is given once, with its first id
                 m = re.match(r"c?fn=\((\d+)\)(?: (\S+))?", line)
-                if m and m.group(2) == "core_progress":
+                if m and m.group(2) in PROGRESS_FNS:
                     ids.add(m.group(1))
                 cur = line.startswith("cfn=") and bool(m) and m.group(1) in ids
             elif cur and line.startswith("calls="):

@@ -181,6 +181,46 @@ TEST_F(CoreCounters, ExactPerEndpointPerContextAndSummed)
     EXPECT_EQ(read(recvd_d), 2 * n2) << "a handle keeps a destroyed endpoint's final count";
 }
 
+// core_progress_time counts the calls made while one of its handles runs, and only those: the
+// caller tests the timer and takes the timed call or the plain one; both poll and count alike.
+TEST_F(CoreCounters, ProgressTimeCountsTheCallsMadeWhileItRuns)
+{
+    const int TIMER = IBMSG_T_PVAR_CLASS_TIMER;
+    const int calls = 200;
+    auto polls = start("verbs_cq_polls_ctx", COUNTER, &ctx);
+    auto empty = start("verbs_cq_polls_empty_ctx", COUNTER, &ctx);
+    // Quiet first: the connections' credit returns and anything else in flight are taken.
+    for (int idle = 0; idle < 20;) {
+        int events = -1;
+        ASSERT_EQ(ibmsg_context_progress(ctx, &events), IBMSG_OK);
+        idle = events == 0 ? idle + 1 : 0;
+    }
+    auto timer = start("core_progress_time_ctx", TIMER, &ctx);
+    unsigned long long p0 = read(polls), e0 = read(empty);
+
+    uint64_t t0 = cnt_tick_monotonic_ns();
+    for (int i = 0; i < calls; i++) {
+        int events = -1;
+        ASSERT_EQ(ibmsg_context_progress(ctx, &events), IBMSG_OK);
+        ASSERT_EQ(events, 0);
+    }
+    uint64_t t1 = cnt_tick_monotonic_ns();
+    unsigned long long timed = read(timer);
+    // Each call found nothing in either queue: two polls, both empty, timed or not.
+    EXPECT_EQ(read(polls) - p0, 2u * calls);
+    EXPECT_EQ(read(empty) - e0, 2u * calls);
+    EXPECT_GT(timed, 0u) << "the calls made while the handle ran were not timed";
+    EXPECT_LE(timed, (t1 - t0) * 1005 / 1000) << "more time than the calls took";
+
+    ASSERT_EQ(ibmsg_t_pvar_stop(s, timer), IBMSG_OK);
+    for (int i = 0; i < calls; i++) {
+        ASSERT_EQ(ibmsg_context_progress(ctx, nullptr), IBMSG_OK);
+    }
+    EXPECT_EQ(read(timer), timed) << "a stopped handle's timer moved";
+    EXPECT_EQ(read(polls) - p0, 4u * calls) << "the untimed calls poll as the timed ones";
+    EXPECT_EQ(read(empty) - e0, 4u * calls);
+}
+
 TEST_F(CoreCounters, QueueLevelsAndWatermarksPerContext)
 {
     auto unexp = start("core_unexpected_recvq_length_ctx", LEVEL, &ctx);
