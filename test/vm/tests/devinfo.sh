@@ -17,6 +17,8 @@ vm_expect 0 "$vm_run" -- bash -c '
 	test -c /dev/infiniband/rdma_cm && echo "rdma_cm device present"
 	# Unix sockets (and FIFOs) need the tmpfs TMPDIR, not the 9p root.
 	mkfifo "$TMPDIR/fifo" && echo "fifo in TMPDIR ok"
+	# Process substitution (test/mpit/check_enum.sh) reads /dev/fd.
+	cmp <(echo same) <(echo same) && echo "process substitution ok"
 '
 grep -q 'state:.*PORT_ACTIVE' <<<"$out" || die "rxe0 is not PORT_ACTIVE"
 grep -q 'active_mtu:.*4096' <<<"$out" || die "rxe0 active_mtu is not 4096"
@@ -24,4 +26,5 @@ grep -q 'hostname=guest0 TMPDIR=/dev/shm IBMSG_VM=1 dev=rxe0 gid=1' <<<"$out" ||
 grep -q 'gid1=0000:0000:0000:0000:0000:ffff:c0a8:4d01' <<<"$out" || die "GID index 1 is not ::ffff:192.168.77.1"
 grep -q 'rdma_cm device present' <<<"$out" || die "/dev/infiniband/rdma_cm missing"
 grep -q 'fifo in TMPDIR ok' <<<"$out" || die "cannot make a FIFO in TMPDIR"
+grep -q 'process substitution ok' <<<"$out" || die "no /dev/fd: process substitution fails"
 echo PASS
