@@ -267,6 +267,15 @@ static const char *config_category_of(const char *name)
     return strncmp(name, "world_", 6) == 0 ? "world" : "verbs";
 }
 
+int core_config_world_category(void)
+{
+    int index;
+
+    cnt_builtin_init(); /* the shard variables first, as in every process (builtin.h) */
+    return cnt_category_register("world", "Job bootstrap: PMIx / TCP wireup of the world", "ibmsg",
+                                 &index);
+}
+
 /* Register the categories and control variables once; the registry applies IBMSG_<NAME>. */
 static void config_register(void)
 {
@@ -303,9 +312,7 @@ static void config_register(void)
     check_reg(
         cnt_category_register("verbs", "Verbs layer: device, queues, completions", "ibmsg", &index),
         "category verbs");
-    check_reg(cnt_category_register("world", "Job bootstrap: PMIx / TCP wireup of the world",
-                                    "ibmsg", &index),
-              "category world");
+    check_reg(core_config_world_category(), "category world");
     for (size_t i = 0; i < CONFIG_NSTRS; i++) {
         cvar_add(config_strs[i].name, &str_kind, IBMSG_T_ENUM_NULL, "verbs", config_strs[i].desc,
                  &config_strs[i]);

@@ -130,6 +130,12 @@ typedef struct core_config {
 void core_config_init(void);
 
 /**
+ * Register the category world alone (its settings go there with the others, its pvars and events
+ * from world/): described here, once. It registers no setting, so the world may call it at load.
+ */
+int core_config_world_category(void);
+
+/**
  * The settings for a new context: the control variables' current values, then info's hints
  * (IBMSG_INFO_NULL: none). A hint out of range is IBMSG_ERR_OUT_OF_RANGE, one of the wrong type
  * IBMSG_ERR_WRONG_TYPE (integers may also be given as decimal strings); both are logged. On

@@ -16,14 +16,11 @@ world_counters_t world_cnt;
 
 static pthread_once_t world_counters_once = PTHREAD_ONCE_INIT;
 
-/* The category is registered with the world's settings (core/config.c, which describes it): here
-   it is found, or an error says why it could not be. */
+/* The category holds the world's settings too, so core/config.c describes it. Not the settings
+   themselves: the events register this at load, and IBMSG_<NAME> is read when a setting does. */
 int world_category_register(void)
 {
-    int index;
-
-    core_config_init();
-    return cnt_category_register("world", NULL, "ibmsg", &index);
+    return core_config_world_category();
 }
 
 static void world_counters_register(void)
