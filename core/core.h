@@ -294,8 +294,10 @@ void core_probe_ep_gone(struct ibmsg_ep_s *ep);
 void core_probe_ctx_cleanup(struct ibmsg_context_s *ctx);
 
 /* progress.c */
-int core_progress_timed(struct ibmsg_context_s *ctx, int *events);
 int core_progress_untimed(struct ibmsg_context_s *ctx, int *events);
+#if IBMSG_HAVE_CORE_COUNTERS
+int core_progress_timed(struct ibmsg_context_s *ctx, int *events); /* none compiled out */
+#endif
 
 /*
  * One progress call. The timer's test is the caller's, inline: in the callee it came after the
@@ -304,9 +306,11 @@ int core_progress_untimed(struct ibmsg_context_s *ctx, int *events);
  */
 static UTIL_ALWAYS_INLINE int core_progress(struct ibmsg_context_s *ctx, int *events)
 {
+#if IBMSG_HAVE_CORE_COUNTERS
     if (core_timer_on(CNT_CORE_PROGRESS_TIME)) {
         return core_progress_timed(ctx, events);
     }
+#endif
     return core_progress_untimed(ctx, events);
 }
 /* Set (fn non-NULL) or clear (fn NULL) the context's progress hook; returns the one it replaces. */

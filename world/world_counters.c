@@ -16,13 +16,6 @@ world_counters_t world_cnt;
 
 static pthread_once_t world_counters_once = PTHREAD_ONCE_INIT;
 
-/* The category holds the world's settings too, so core/config.c describes it. Not the settings
-   themselves: the events register this at load, and IBMSG_<NAME> is read when a setting does. */
-int world_category_register(void)
-{
-    return core_config_world_category();
-}
-
 static void world_counters_register(void)
 {
     static const struct {
@@ -67,7 +60,7 @@ static void world_counters_register(void)
     };
     int index, ret;
 
-    ret = world_category_register();
+    ret = core_config_world_category();
     if (ret != IBMSG_OK) {
         util_error("world: cannot register category: %s", ibmsg_status_string(ret));
         return;

@@ -32,9 +32,6 @@ typedef struct world_counters {
 
 extern world_counters_t world_cnt;
 
-/** Register the category "world" (under "ibmsg"): its variables and events go there. */
-int world_category_register(void);
-
 /** Register the world's performance variables (once). */
 void world_counters_init(void);
 

@@ -32,7 +32,7 @@ static void events_register_once(void)
     ibmsg_t_enum_t outcome_enum = IBMSG_T_ENUM_NULL;
     int index, ret;
 
-    ret = world_category_register();
+    ret = core_config_world_category(); /* at load: the category alone (core/config.h) */
     if (ret == IBMSG_OK) {
         ret = cnt_category_register(
             "wireup", "On-demand connections: requests over UD and their races", "world", &index);
