@@ -511,10 +511,9 @@ static UTIL_ALWAYS_INLINE void core_srq_kept(struct ibmsg_context_s *ctx)
  * here: a read takes the min with the level, so a fall's low mark is needed only when the level
  * next rises, and every rise after a sync marks first (core_srq_sync_rise(), the refill).
  */
-static UTIL_ALWAYS_INLINE void core_srq_sync(struct ibmsg_context_s *ctx)
+static UTIL_ALWAYS_INLINE void core_srq_sync_shard(struct ibmsg_context_s *ctx, cnt_shard_t *cnt)
 {
 #if IBMSG_HAVE_CORE_COUNTERS
-    cnt_shard_t *cnt = ctx->cnt;
     /* Minus the buffers taken: one value for both levels, so one subtraction. */
     int64_t fell = (int64_t)ctx->srq_posted - cnt_level_own(cnt, CNT_CORE_SRQ_POSTED);
 
@@ -522,7 +521,14 @@ static UTIL_ALWAYS_INLINE void core_srq_sync(struct ibmsg_context_s *ctx)
     cnt_level_run_add(cnt, CNT_VERBS_BUF_POOL_IN_USE, fell); /* the kept ones: core_srq_kept() */
 #else
     (void)ctx;
+    (void)cnt;
 #endif
+}
+
+/* core_srq_sync_shard() with ctx's shard; the progress call passes the one it loaded. */
+static UTIL_ALWAYS_INLINE void core_srq_sync(struct ibmsg_context_s *ctx)
+{
+    core_srq_sync_shard(ctx, ctx->cnt);
 }
 
 /* Before verbs_buf_pool_in_use rises by a send buffer: the sync, and the low mark it left. */

@@ -289,11 +289,12 @@ static inline ibmsg_ep_t srq_taken(ibmsg_context_t ctx, core_rdesc_t *d, const v
     return d->ep;
 }
 
-/* The n buffers of a poll of the receive CQ left the SRQ (every completion there is one). */
-static inline void srq_polled(ibmsg_context_t ctx, int n)
+/* The n buffers of a poll of the receive CQ left the SRQ (every completion there is one); cnt
+   is ctx's shard. */
+static inline void srq_polled(ibmsg_context_t ctx, int n, cnt_shard_t *cnt)
 {
     if (n > 0) {
-        core_srq_sync(ctx);
+        core_srq_sync_shard(ctx, cnt);
     }
 }
 
@@ -548,19 +549,25 @@ static UTIL_ALWAYS_INLINE int post_msg(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_
     }
     core_sq_push(ep);
     core_ep_fenced(ep, flags);
-    /* Counted once posted, as every other post site does; cnt loaded once for all the updates
-       (the compiler cannot keep it across them). */
+    /*
+     * Counted once posted, as every other post site does; cnt loaded once for all the updates
+     * (the compiler cannot keep it across them). A message is one add to the slot of its kind:
+     * core_eager_msgs_sent and verbs_send_wrs_posted read as sums of these slots (CNT_SUM_TABLE),
+     * so their own slots take only the messages no other slot counts.
+     */
     cnt = ep->cnt;
-    core_cnt_inc(cnt, CNT_VERBS_SEND_WRS_POSTED);
     if (util_likely(type == CORE_WIRE_EAGER)) {
-        core_cnt_inc(cnt, CNT_CORE_EAGER_MSGS_SENT);
-        core_cnt_add(cnt, CNT_CORE_EAGER_BYTES_SENT, len);
-        if (util_likely(b == NULL)) { /* a test and a jump, where computing the 0 or 1 took three */
+        if (util_likely(b == NULL)) {
             core_cnt_inc(cnt, CNT_CORE_INLINE_MSGS_SENT);
+        } else {
+            core_cnt_inc(cnt, CNT_CORE_EAGER_MSGS_SENT); /* its own slot: the bounce buffers */
         }
+        core_cnt_add(cnt, CNT_CORE_EAGER_BYTES_SENT, len);
         core_cnt_add(cnt, CNT_CORE_COMPACT_MSGS_SENT, (uint64_t)compact);
     } else if (type == CORE_WIRE_CREDIT) {
         core_cnt_inc(cnt, CNT_CORE_CREDIT_MSGS_SENT);
+    } else {
+        core_cnt_inc(cnt, CNT_VERBS_SEND_WRS_POSTED); /* its own slot: neither of the above */
     }
     return ep_handed(ep, flags);
 }
@@ -719,12 +726,12 @@ core_progress_hook_t core_context_set_progress_hook(ibmsg_context_t ctx, int (*f
  * when it runs low. Below the limit the device has likely reported its limit event: read it
  * (a syscall, so only then; the keepalive tick reads the rest).
  */
-static inline void srq_progress(ibmsg_context_t ctx, int n)
+static inline void srq_progress(ibmsg_context_t ctx, int n, cnt_shard_t *cnt)
 {
     uint32_t missing;
     int low;
 
-    srq_polled(ctx, n);
+    srq_polled(ctx, n, cnt);
     missing = ctx->srq_posted < ctx->srq_target ? ctx->srq_target - ctx->srq_posted : 0;
     low = ctx->srq_posted < ctx->srq_limit;
 
@@ -748,7 +755,7 @@ void core_drain_recv_cq(ibmsg_context_t ctx)
     while ((n = verbs_cq_poll(ctx->rcq, VERBS_CQ_POLL_MAX, wcs)) > 0) {
         handle_arrivals(ctx, wcs, n);
         if (ctx->srq != NULL) {
-            srq_polled(ctx, n);
+            srq_polled(ctx, n, ctx->cnt);
         }
     }
 }
@@ -795,7 +802,7 @@ static UTIL_ALWAYS_INLINE int progress(ibmsg_context_t ctx, int *events)
         core_cnt_add(cnt, CNT_VERBS_CQ_POLLS, 2);
         if (util_unlikely(m < 0)) {
             if (ctx->srq != NULL) {
-                srq_polled(ctx, n);
+                srq_polled(ctx, n, cnt);
             }
             return m;
         }
@@ -807,7 +814,7 @@ static UTIL_ALWAYS_INLINE int progress(ibmsg_context_t ctx, int *events)
         core_cnt_add(cnt, CNT_VERBS_COMPLETIONS, (uint64_t)n);
     }
     if (ctx->srq != NULL) {
-        srq_progress(ctx, n);
+        srq_progress(ctx, n, cnt); /* the shard loaded for the polls' counts */
     }
 
     /*

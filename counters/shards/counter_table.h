@@ -227,4 +227,22 @@
       "address of new queue pairs queried again")
 /* clang-format on */
 
+/*
+ * CNT_SUM_TABLE(X): X(id, part): counter id reads as its own slot plus the slot of counter part
+ * (not part's sum: parts are the slots as written). So an event that belongs to two counters,
+ * e.g. every eager message is also a send work request, is one add on the hot path, and the
+ * sum costs the reader, who merges shards anyway. Each part has id's owner (the same blocks)
+ * and both are COUNTERs; the slot of id then holds what no part holds, and the writers say so
+ * where they count (core/progress.c, post_msg):
+ * - core_eager_msgs_sent's own slot: the eager messages sent from a bounce buffer; the inline
+ *   ones are core_inline_msgs_sent's.
+ * - verbs_send_wrs_posted's own slot: the work requests that are neither an eager message nor
+ *   a credit return.
+ */
+#define CNT_SUM_TABLE(X)                            \
+    X(CORE_EAGER_MSGS_SENT, CORE_INLINE_MSGS_SENT)  \
+    X(VERBS_SEND_WRS_POSTED, CORE_EAGER_MSGS_SENT)  \
+    X(VERBS_SEND_WRS_POSTED, CORE_INLINE_MSGS_SENT) \
+    X(VERBS_SEND_WRS_POSTED, CORE_CREDIT_MSGS_SENT)
+
 #endif

@@ -538,6 +538,20 @@ static uint64_t cnt_family_sum(const cnt_shard_t *shard, cnt_id_t id, cnt_read_w
     }
 }
 
+/* The counters that read as a sum of slots (counter_table.h): {id, part}. */
+static const struct {
+    cnt_id_t id, part;
+} cnt_sum_parts[] = {
+#define CNT_SUM_PART(id, part) {CNT_##id, CNT_##part},
+    CNT_SUM_TABLE(CNT_SUM_PART)
+#undef CNT_SUM_PART
+};
+
+static uint64_t cnt_slot_sum(const cnt_shard_t *shard, cnt_id_t id, cnt_read_what_t what)
+{
+    return shard != NULL ? cnt_family_sum(shard, id, what) : cnt_sum(id, what);
+}
+
 uint64_t cnt_read(const cnt_shard_t *shard, cnt_id_t id, cnt_read_what_t what)
 {
     int kind = cnt_id_kind(id);
@@ -546,7 +560,14 @@ uint64_t cnt_read(const cnt_shard_t *shard, cnt_id_t id, cnt_read_what_t what)
     if (kind < 0 || (what != CNT_READ_VALUE && kind != CNT_KIND_LEVEL_WM)) {
         return 0;
     }
-    value = shard != NULL ? cnt_family_sum(shard, id, what) : cnt_sum(id, what);
+    value = cnt_slot_sum(shard, id, what);
+    /* Each slot a consistent sum of its own: counters only grow, so the total is exact at rest
+       and, while they move, between the values before and after the read. */
+    for (size_t i = 0; i < UTIL_ARRAY_SIZE(cnt_sum_parts); i++) {
+        if (cnt_sum_parts[i].id == id) {
+            value += cnt_slot_sum(shard, cnt_sum_parts[i].part, what);
+        }
+    }
     return kind == CNT_KIND_TIMER ? cnt_tick_to_ns(value) : value;
 }
 

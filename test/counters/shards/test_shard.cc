@@ -535,6 +535,54 @@ TEST(ShardBlock, ValuesOutliveTheBlock)
     cnt_block_destroy(nullptr);
 }
 
+// A counter of CNT_SUM_TABLE reads as its own slot plus its parts' slots: on a block, in its
+// parent (a context over its endpoints), over every shard, and after the block is gone. Each
+// part is a counter of the same owner, so the sum binds to the same objects.
+TEST(ShardSum, ACounterReadsAsItsSlotPlusItsParts)
+{
+#define CHECK_PART(id, part)                                                          \
+    EXPECT_EQ(cnt_id_kind(CNT_##id), CNT_KIND_COUNTER) << #id;                        \
+    EXPECT_EQ(cnt_id_kind(CNT_##part), CNT_KIND_COUNTER) << #part;                    \
+    EXPECT_EQ(cnt_id_owner(CNT_##id), cnt_id_owner(CNT_##part)) << #id " and " #part; \
+    EXPECT_NE(CNT_##id, CNT_##part);
+    CNT_SUM_TABLE(CHECK_PART)
+#undef CHECK_PART
+    const cnt_id_t eager = CNT_CORE_EAGER_MSGS_SENT, inl = CNT_CORE_INLINE_MSGS_SENT,
+                   credit = CNT_CORE_CREDIT_MSGS_SENT, wrs = CNT_VERBS_SEND_WRS_POSTED;
+    const cnt_id_t ids[] = {eager, inl, credit, wrs};
+    uint64_t all[4];
+    for (int i = 0; i < 4; i++) {
+        all[i] = cnt_read(nullptr, ids[i], CNT_READ_VALUE);
+    }
+    int ctx_owner, ep_owner;
+    cnt_shard_t *ctx = nullptr, *ep = nullptr;
+    ASSERT_EQ(cnt_block_create(IBMSG_T_BIND_CONTEXT, &ctx_owner, &ctx), IBMSG_OK);
+    ASSERT_EQ(cnt_block_create_child(IBMSG_T_BIND_ENDPOINT, &ep_owner, ctx, &ep), IBMSG_OK);
+
+    cnt_add(ep, eager, 5);  // from bounce buffers
+    cnt_add(ep, inl, 3);    // inline
+    cnt_add(ep, credit, 7); // credit returns
+    cnt_add(ep, wrs, 11);   // anything else
+    cnt_add(ctx, inl, 100); // the context's own block counts too
+    const uint64_t ep_want[] = {8, 3, 7, 26}, ctx_want[] = {108, 103, 7, 126};
+    for (int i = 0; i < 4; i++) {
+        EXPECT_EQ(cnt_read(ep, ids[i], CNT_READ_VALUE), ep_want[i]) << cnt_id_name(ids[i]);
+        EXPECT_EQ(cnt_read(ctx, ids[i], CNT_READ_VALUE), ctx_want[i]) << cnt_id_name(ids[i]);
+        EXPECT_EQ(cnt_read(nullptr, ids[i], CNT_READ_VALUE), all[i] + ctx_want[i])
+            << cnt_id_name(ids[i]);
+    }
+    // The endpoint's block folds into its context, the context's into the retired totals.
+    cnt_block_destroy(ep);
+    for (int i = 0; i < 4; i++) {
+        EXPECT_EQ(cnt_read(ctx, ids[i], CNT_READ_VALUE), ctx_want[i]) << cnt_id_name(ids[i]);
+    }
+    cnt_block_destroy(ctx);
+    for (int i = 0; i < 4; i++) {
+        EXPECT_EQ(cnt_read(nullptr, ids[i], CNT_READ_VALUE), all[i] + ctx_want[i])
+            << cnt_id_name(ids[i]);
+    }
+}
+
 TEST(ShardTimer, GatedByStartedHandles)
 {
     const cnt_id_t id = CNT_CORE_PROGRESS_TIME;
