@@ -49,6 +49,10 @@ int ibmsg_context_create(ibmsg_info_t info, ibmsg_context_t *ctx_p)
     if (status != IBMSG_OK) {
         goto err_release_config;
     }
+#if IBMSG_HAVE_CORE_COUNTERS
+    cnt_block_watch_timer(ctx->cnt, CNT_CORE_PROGRESS_TIME, &ctx->progress_slow,
+                          CORE_PROGRESS_SLOW_TIMER);
+#endif
     dp.name = ctx->cfg.device[0] != '\0' ? ctx->cfg.device : NULL;
     dp.port = (int)ctx->cfg.port;
     dp.gid_index = (int)ctx->cfg.gid_index;

@@ -239,6 +239,7 @@ struct ibmsg_context_s {
     uint32_t eager_hdr_max;   /* largest eager payload that arrives with the header (wire.h) */
     uint32_t buf_size;        /* bounce buffer bytes (core_wire_buf_size) */
     verbs_mr_cache_t *rcache; /* registrations of user buffers (rendezvous; verbs/mr.h) */
+    uint8_t progress_slow;    /* CORE_PROGRESS_SLOW_*: what sends core_progress the slow way */
     core_progress_hook_t progress_hook; /* a layer above progressed with the CQs (the job layer) */
     core_wait_hook_t wait_hook;         /* ... and armed with them before a sleep */
     int wait_fd;                        /* epoll: the completion channel, async events, wake_fd */
@@ -294,24 +295,28 @@ void core_probe_ep_gone(struct ibmsg_ep_s *ep);
 void core_probe_ctx_cleanup(struct ibmsg_context_s *ctx);
 
 /* progress.c */
-int core_progress_untimed(struct ibmsg_context_s *ctx, int *events);
-#if IBMSG_HAVE_CORE_COUNTERS
-int core_progress_timed(struct ibmsg_context_s *ctx, int *events); /* none compiled out */
-#endif
+int core_progress_plain(struct ibmsg_context_s *ctx, int *events);
+int core_progress_slow(struct ibmsg_context_s *ctx, int *events);
 
 /*
- * One progress call. The timer's test is the caller's, inline: in the callee it came after the
- * prologue (GCC does not shrink-wrap the call's frame), which a timed call then paid twice; a
- * dispatcher function would cost every untimed call a jump.
+ * The bits of ctx->progress_slow: a progress hook is set; a handle of core_progress_time runs
+ * (the counter block mirrors the timer's gate here: cnt_block_watch_timer()). Set and cleared
+ * with atomic read-modify-writes, from any thread; the progress call reads the byte.
+ */
+enum { CORE_PROGRESS_SLOW_HOOK = 1, CORE_PROGRESS_SLOW_TIMER = 2 };
+
+/*
+ * One progress call. What is rare about it (a hook to call, the call to time) is one byte of the
+ * context, tested here in the caller, inline: a compare and a jump for all of them, where the
+ * global timer gate was a test of its own, and in the callee the test came after the prologue
+ * (GCC does not shrink-wrap the call's frame), which a timed call then paid twice.
  */
 static UTIL_ALWAYS_INLINE int core_progress(struct ibmsg_context_s *ctx, int *events)
 {
-#if IBMSG_HAVE_CORE_COUNTERS
-    if (core_timer_on(CNT_CORE_PROGRESS_TIME)) {
-        return core_progress_timed(ctx, events);
+    if (cnt_gate_open(&ctx->progress_slow)) {
+        return core_progress_slow(ctx, events);
     }
-#endif
-    return core_progress_untimed(ctx, events);
+    return core_progress_plain(ctx, events);
 }
 /* Set (fn non-NULL) or clear (fn NULL) the context's progress hook; returns the one it replaces. */
 core_progress_hook_t core_context_set_progress_hook(struct ibmsg_context_s *ctx,

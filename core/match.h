@@ -71,16 +71,20 @@ core_mq_entry_t *core_mq_peek_posted(core_mq_t *mq, const void *ep, uint64_t tag
 /** Queue a receive that found nothing (e->ep, tag, mask set by the caller). */
 void core_mq_push_posted(core_mq_t *mq, core_mq_entry_t *e);
 
-/** Before a batch of arrivals: the run of rising posted length ends. */
-static inline void core_mq_arrivals_begin(core_mq_t *mq)
+/*
+ * Before a batch of arrivals: the run of rising posted length ends. cnt is the queues' block
+ * (mq->cnt, the context's), as the caller holds it: the progress call counts its polls into the
+ * same block and loads the pointer once for both.
+ */
+static inline void core_mq_arrivals_begin(cnt_shard_t *cnt)
 {
-    core_level_mark_high(mq->cnt, CNT_CORE_POSTED_RECVQ);
+    core_level_mark_high(cnt, CNT_CORE_POSTED_RECVQ);
 }
 
-/** After it: the run of falling posted length ends. */
-static inline void core_mq_arrivals_end(core_mq_t *mq)
+/** After it: the run of falling posted length ends (cnt as above). */
+static inline void core_mq_arrivals_end(cnt_shard_t *cnt)
 {
-    core_level_mark_low(mq->cnt, CNT_CORE_POSTED_RECVQ);
+    core_level_mark_low(cnt, CNT_CORE_POSTED_RECVQ);
 }
 
 /** Take a posted receive out (cancel). */

@@ -370,11 +370,11 @@ static void handle_recv(ibmsg_context_t ctx, const verbs_wc_t *wc)
 /* A poll's n arrivals, bracketed for the queue lengths' runs (core/match.h). */
 static inline void handle_arrivals(ibmsg_context_t ctx, const verbs_wc_t *wcs, int n)
 {
-    core_mq_arrivals_begin(&ctx->mq);
+    core_mq_arrivals_begin(ctx->cnt);
     for (int i = 0; i < n; i++) {
         handle_recv(ctx, &wcs[i]);
     }
-    core_mq_arrivals_end(&ctx->mq);
+    core_mq_arrivals_end(ctx->cnt); /* the pointer the polls' counts then use */
 }
 
 static void handle_send(ibmsg_context_t ctx, const verbs_wc_t *wc)
@@ -718,6 +718,12 @@ core_progress_hook_t core_context_set_progress_hook(ibmsg_context_t ctx, int (*f
 
     ctx->progress_hook.fn = fn;
     ctx->progress_hook.arg = fn != NULL ? arg : NULL;
+    if (fn != NULL) {
+        __atomic_fetch_or(&ctx->progress_slow, CORE_PROGRESS_SLOW_HOOK, __ATOMIC_RELEASE);
+    } else {
+        __atomic_fetch_and(&ctx->progress_slow, (uint8_t)~CORE_PROGRESS_SLOW_HOOK,
+                           __ATOMIC_RELEASE);
+    }
     return old;
 }
 
@@ -760,15 +766,15 @@ void core_drain_recv_cq(ibmsg_context_t ctx)
     }
 }
 
-/* One progress call (core_progress), inlined twice: timed and not. */
-static UTIL_ALWAYS_INLINE int progress(ibmsg_context_t ctx, int *events)
+/* One progress call (core_progress), inlined three times: plain, hooked (hooked), timed. */
+static UTIL_ALWAYS_INLINE int progress(ibmsg_context_t ctx, int *events, int hooked)
 {
     verbs_wc_t wcs[VERBS_CQ_POLL_MAX];
     int batch = (int)ctx->cfg.poll_batch, n, m, h = 0;
     cnt_shard_t *cnt;
     ibmsg_ep_t ep, later = NULL;
 
-    if (ctx->progress_hook.fn != NULL) {
+    if (hooked && ctx->progress_hook.fn != NULL) {
         h = ctx->progress_hook.fn(ctx->progress_hook.arg); /* the job layer: one empty poll idle */
     }
     core_flush_held(ctx); /* what was held goes out before we wait for anything */
@@ -795,6 +801,7 @@ static UTIL_ALWAYS_INLINE int progress(ibmsg_context_t ctx, int *events)
     /* The polls of both CQs are counted here, with one update of each counter; a call that
        skips the send CQ found arrivals, so it has no empty poll to count. */
     m = 0;
+    cnt = ctx->cnt; /* the arrivals' last update loaded it */
     if (n == 0 || ctx->signals_outstanding != 0 || ctx->scq_due) {
         m = core_poll_send_cq(ctx);
         ctx->scq_due = m == (int)ctx->cfg.poll_batch; /* more may wait */
@@ -809,7 +816,6 @@ static UTIL_ALWAYS_INLINE int progress(ibmsg_context_t ctx, int *events)
         core_cnt_add(cnt, CNT_VERBS_CQ_POLLS_EMPTY, (uint64_t)(n == 0) + (uint64_t)(m == 0));
         core_cnt_add(cnt, CNT_VERBS_COMPLETIONS, (uint64_t)(n + m));
     } else {
-        cnt = ctx->cnt;
         core_cnt_inc(cnt, CNT_VERBS_CQ_POLLS);
         core_cnt_add(cnt, CNT_VERBS_COMPLETIONS, (uint64_t)n);
     }
@@ -851,20 +857,38 @@ static UTIL_ALWAYS_INLINE int progress(ibmsg_context_t ctx, int *events)
     return IBMSG_OK;
 }
 
+static UTIL_NOINLINE int progress_hooked(ibmsg_context_t ctx, int *events)
+{
+    return progress(ctx, events, 1);
+}
+
 #if IBMSG_HAVE_CORE_COUNTERS
-/* A progress call while a handle of core_progress_time runs (core_progress tests the timer).
-   None compiled out: the compiler would make the untimed call a jump to its twin. */
-int core_progress_timed(ibmsg_context_t ctx, int *events)
+/* A progress call while a handle of core_progress_time runs. None compiled out. */
+static UTIL_NOINLINE int progress_timed(ibmsg_context_t ctx, int *events)
 {
     cnt_tick_t start = core_timer_start(CNT_CORE_PROGRESS_TIME);
-    int status = progress(ctx, events);
+    int status = progress(ctx, events, 1);
 
     core_timer_stop(ctx->cnt, CNT_CORE_PROGRESS_TIME, start);
     return status;
 }
 #endif
 
-int core_progress_untimed(ibmsg_context_t ctx, int *events)
+/*
+ * A progress call with a bit of ctx->progress_slow set: timed, or hooked only. A dispatcher with
+ * no frame of its own: both are tail calls, so each call opens one frame.
+ */
+int core_progress_slow(ibmsg_context_t ctx, int *events)
 {
-    return progress(ctx, events);
+#if IBMSG_HAVE_CORE_COUNTERS
+    if (__atomic_load_n(&ctx->progress_slow, __ATOMIC_RELAXED) & CORE_PROGRESS_SLOW_TIMER) {
+        return progress_timed(ctx, events);
+    }
+#endif
+    return progress_hooked(ctx, events);
+}
+
+int core_progress_plain(ibmsg_context_t ctx, int *events)
+{
+    return progress(ctx, events, 0);
 }

@@ -234,6 +234,7 @@ static void cnt_shard_activate(cnt_shard_t *shard, int bind, void *owner, long t
     __atomic_store_n(&shard->meta.owner, owner, __ATOMIC_RELAXED);
     __atomic_store_n(&shard->meta.tid, tid, __ATOMIC_RELAXED);
     shard->meta.refs = 0;
+    shard->meta.watch_flags = NULL;
     /* Release: a reader that sees ACTIVE sees the zeroed slots (or later values). */
     __atomic_store_n(&shard->meta.state, CNT_SHARD_ACTIVE, __ATOMIC_RELEASE);
 }
@@ -645,12 +646,35 @@ void cnt_thread_list(int len, cnt_shard_t *out[], int *num)
 
 /* ---- Gates --------------------------------------------------------------------------------- */
 
+/* Set (open) or clear the bit of a block watching timer id (cnt_lock held). */
+static void cnt_watch_set(const cnt_shard_t *block, int open)
+{
+    if (open) {
+        __atomic_fetch_or(block->meta.watch_flags, block->meta.watch_bit, __ATOMIC_RELEASE);
+    } else {
+        __atomic_fetch_and(block->meta.watch_flags, (uint8_t)~block->meta.watch_bit,
+                           __ATOMIC_RELEASE);
+    }
+}
+
+/* The gate of timer id opens or closes: store it and mirror it into the blocks watching it. */
+static void cnt_timer_gate_set(cnt_id_t id, int open)
+{
+    __atomic_store_n(&cnt_timer_gate[id], (uint8_t)open, __ATOMIC_RELEASE);
+    for (cnt_shard_t *s = cnt_shards; s != NULL; s = s->meta.next) {
+        if (s->meta.state == CNT_SHARD_ACTIVE && s->meta.watch_flags != NULL &&
+            s->meta.watch_id == id) {
+            cnt_watch_set(s, open);
+        }
+    }
+}
+
 void cnt_timer_gate_start(cnt_id_t id)
 {
     cnt_tick_setup(); /* the clock is chosen before any region can read it */
     pthread_mutex_lock(&cnt_lock);
     if (cnt_timer_starts[id]++ == 0) {
-        __atomic_store_n(&cnt_timer_gate[id], 1, __ATOMIC_RELEASE);
+        cnt_timer_gate_set(id, 1);
     }
     pthread_mutex_unlock(&cnt_lock);
 }
@@ -659,8 +683,18 @@ void cnt_timer_gate_stop(cnt_id_t id)
 {
     pthread_mutex_lock(&cnt_lock);
     if (cnt_timer_starts[id] > 0 && --cnt_timer_starts[id] == 0) {
-        __atomic_store_n(&cnt_timer_gate[id], 0, __ATOMIC_RELEASE);
+        cnt_timer_gate_set(id, 0);
     }
+    pthread_mutex_unlock(&cnt_lock);
+}
+
+void cnt_block_watch_timer(cnt_shard_t *block, cnt_id_t id, uint8_t *flags, uint8_t bit)
+{
+    pthread_mutex_lock(&cnt_lock);
+    block->meta.watch_flags = flags;
+    block->meta.watch_id = id;
+    block->meta.watch_bit = bit;
+    cnt_watch_set(block, cnt_timer_starts[id] > 0);
     pthread_mutex_unlock(&cnt_lock);
 }
 

@@ -109,6 +109,9 @@ typedef struct cnt_shard_meta {
     long tid;                 /* thread shards: the kernel thread id */
     void *owner;              /* blocks: the object, as the tool interface's obj pointer */
     struct cnt_shard *parent; /* blocks: the block this one folds into (an endpoint's context) */
+    uint8_t *watch_flags;     /* blocks: the owner's byte mirroring a timer's gate, or NULL */
+    cnt_id_t watch_id;        /* ... the timer (cnt_block_watch_timer(); active blocks only) */
+    uint8_t watch_bit;        /* ... and its bit there */
 } cnt_shard_meta_t;
 
 /*
@@ -444,6 +447,15 @@ void cnt_thread_list(int len, cnt_shard_t *out[], int *num);
 /** Count one more (less) started handle of timer id; the timer runs while the count is > 0. */
 void cnt_timer_gate_start(cnt_id_t id);
 void cnt_timer_gate_stop(cnt_id_t id);
+
+/**
+ * Mirror the gate of timer id into bit of *flags, a byte of the block's owner, while the block
+ * lives: set (an atomic OR) while a handle of the timer runs, now if one does, cleared when the
+ * last stops. The owner can then test one byte of its own for the timer and its other rare
+ * conditions, where the gate would be a test more (the context's progress call). One timer per
+ * block; flags must outlive the block. Only the block's writer calls this.
+ */
+void cnt_block_watch_timer(cnt_shard_t *block, cnt_id_t id, uint8_t *flags, uint8_t bit);
 
 /**
  * Count one more (less) started watermark handle of LEVEL_WM id. When none was running, the

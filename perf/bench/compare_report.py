@@ -460,9 +460,9 @@ COST_LINES = [("ibmsg", "bw", 8, "send_bw 8 B"), ("ibmsg", "lat", 8, "send_lat 8
               ("ibmsg_idle", "bw", 8, "send_bw 8 B, idle session")]
 
 
-# The library's progress call, out of line: core_progress (core/core.h) tests the timer and
-# calls one of these.
-PROGRESS_FNS = ("core_progress_untimed", "core_progress_timed")
+# The library's progress call, out of line: core_progress (core/core.h) tests the context's
+# rare conditions (a hook, the timer) and calls one of these.
+PROGRESS_FNS = ("core_progress_plain", "core_progress_slow")
 
 
 def progress_calls(path):

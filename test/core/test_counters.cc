@@ -221,6 +221,44 @@ TEST_F(CoreCounters, ProgressTimeCountsTheCallsMadeWhileItRuns)
     EXPECT_EQ(read(empty) - e0, 4u * calls);
 }
 
+// The timer's state reaches each context through its counter block: a context created while a
+// handle of core_progress_time runs is timed from its first call, with no start of its own
+// (the gate was already open: its handle below only counts one more start), and one created
+// after the last stop is not.
+TEST_F(CoreCounters, ProgressTimeReachesAContextCreatedWhileItRuns)
+{
+    const int TIMER = IBMSG_T_PVAR_CLASS_TIMER;
+    auto timer = start("core_progress_time_ctx", TIMER, &ctx);
+    ibmsg_context_t late = IBMSG_CONTEXT_NULL;
+    ASSERT_EQ(open_context(&late), IBMSG_OK);
+    auto late_timer = start("core_progress_time_ctx", TIMER, &late);
+    ASSERT_EQ(ibmsg_t_pvar_stop(s, timer), IBMSG_OK);
+    for (int i = 0; i < 100; i++) {
+        ASSERT_EQ(ibmsg_context_progress(late, nullptr), IBMSG_OK);
+    }
+    EXPECT_GT(read(late_timer), 0u) << "the calls of a context created while the timer ran";
+    ASSERT_EQ(ibmsg_t_pvar_stop(s, late_timer), IBMSG_OK);
+    unsigned long long timed = read(late_timer);
+    ASSERT_EQ(ibmsg_t_pvar_handle_free(s, &late_timer), IBMSG_OK);
+    ASSERT_EQ(ibmsg_context_destroy(late), IBMSG_OK);
+
+    EXPECT_GT(timed, 0u);
+
+    // Created after the last stop, and one started and stopped since: its calls add no time
+    // (read from its block: a stopped handle would not show it).
+    ASSERT_EQ(open_context(&late), IBMSG_OK);
+    late_timer = start("core_progress_time_ctx", TIMER, &late);
+    ASSERT_EQ(ibmsg_t_pvar_stop(s, late_timer), IBMSG_OK);
+    uint64_t before = cnt_read(late->cnt, CNT_CORE_PROGRESS_TIME, CNT_READ_VALUE);
+    for (int i = 0; i < 100; i++) {
+        ASSERT_EQ(ibmsg_context_progress(late, nullptr), IBMSG_OK);
+    }
+    EXPECT_EQ(cnt_read(late->cnt, CNT_CORE_PROGRESS_TIME, CNT_READ_VALUE), before)
+        << "a context timed with no handle running";
+    ASSERT_EQ(ibmsg_t_pvar_handle_free(s, &late_timer), IBMSG_OK);
+    ASSERT_EQ(ibmsg_context_destroy(late), IBMSG_OK);
+}
+
 TEST_F(CoreCounters, QueueLevelsAndWatermarksPerContext)
 {
     auto unexp = start("core_unexpected_recvq_length_ctx", LEVEL, &ctx);

@@ -44,15 +44,15 @@ struct MatchTest : ::testing::Test {
     {
         entries[i].ep = ep;
         entries[i].tag = tag;
-        core_mq_arrivals_begin(&mq); // one arrival per batch, as the progress engine brackets
+        core_mq_arrivals_begin(mq.cnt); // one arrival per batch, as the progress engine brackets
         core_mq_push_unexpected(&mq, &entries[i]);
-        core_mq_arrivals_end(&mq);
+        core_mq_arrivals_end(mq.cnt);
         return &entries[i];
     }
     // A batch of arrivals from a with these tags, matched or queued as the engine does.
     void batch(std::initializer_list<uint64_t> tags, int first)
     {
-        core_mq_arrivals_begin(&mq);
+        core_mq_arrivals_begin(mq.cnt);
         for (uint64_t t : tags) {
             if (core_mq_match_arrival(&mq, &a, t) == nullptr) {
                 entries[first].ep = &a;
@@ -60,7 +60,7 @@ struct MatchTest : ::testing::Test {
                 core_mq_push_unexpected(&mq, &entries[first++]);
             }
         }
-        core_mq_arrivals_end(&mq);
+        core_mq_arrivals_end(mq.cnt);
     }
     int64_t high(cnt_id_t id) const
     {

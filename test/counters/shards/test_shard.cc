@@ -625,6 +625,52 @@ TEST(ShardTimer, GatedByStartedHandles)
     EXPECT_EQ(cnt_timer_start(id), 0u);
 }
 
+// A block watching a timer mirrors its gate into one bit of its owner's byte: set at the watch
+// when a handle already runs, set and cleared with the gate, other bits untouched, and never
+// written once the block is destroyed.
+TEST(ShardTimer, WatchingBlocksMirrorTheGate)
+{
+    const cnt_id_t id = CNT_CORE_PROGRESS_TIME;
+    const uint8_t bit = 4, other = 1;
+    int owner_a, owner_b;
+    uint8_t flags_a = other, flags_b = 0;
+    cnt_shard_t *a = nullptr, *b = nullptr;
+
+    ASSERT_EQ(cnt_block_create(IBMSG_T_BIND_CONTEXT, &owner_a, &a), IBMSG_OK);
+    cnt_block_watch_timer(a, id, &flags_a, bit);
+    EXPECT_EQ(flags_a, other) << "no handle runs: the bit stays clear";
+
+    cnt_timer_gate_start(id);
+    EXPECT_EQ(flags_a, other | bit);
+    // A block that starts watching while the gate is open sees it at once.
+    ASSERT_EQ(cnt_block_create(IBMSG_T_BIND_CONTEXT, &owner_b, &b), IBMSG_OK);
+    cnt_block_watch_timer(b, id, &flags_b, bit);
+    EXPECT_EQ(flags_b, bit);
+    // Another timer's gate is not this one's.
+    cnt_timer_gate_start(CNT_TOOL_PVAR_READ_TIME);
+    cnt_timer_gate_stop(CNT_TOOL_PVAR_READ_TIME);
+    EXPECT_EQ(flags_a, other | bit);
+
+    // Nested starts: the bit stays until the last stop.
+    cnt_timer_gate_start(id);
+    cnt_timer_gate_stop(id);
+    EXPECT_EQ(flags_b, bit);
+    cnt_timer_gate_stop(id);
+    EXPECT_EQ(flags_a, other);
+    EXPECT_EQ(flags_b, 0);
+
+    // A destroyed block's owner byte is its owner's again.
+    cnt_block_destroy(b);
+    flags_b = 0xa0;
+    cnt_timer_gate_start(id);
+    EXPECT_EQ(flags_a, other | bit);
+    EXPECT_EQ(flags_b, 0xa0);
+    cnt_timer_gate_stop(id);
+    EXPECT_EQ(flags_a, other);
+    EXPECT_EQ(flags_b, 0xa0);
+    cnt_block_destroy(a);
+}
+
 TEST(ShardTick, CalibratedAgainstMonotonic)
 {
     cnt_tick_setup(); // the clock is chosen before ticks are taken (timer gates do this)

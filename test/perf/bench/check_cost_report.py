@@ -62,14 +62,14 @@ def make(out, ir_rows, with_bench=True, reps=3, tools=("ibmsg", "ibmsg_off")):
 
 def callgrind(out, tool, side, test, size, n, progress_calls):
     """A callgrind output in which the progress call is made progress_calls times (three sites:
-    core_progress_untimed's name given with its id once, then the id alone, and
-    core_progress_timed: a timed call is one too)."""
+    core_progress_plain's name given with its id once, then the id alone, and
+    core_progress_slow: a hooked or timed call is one too)."""
     path = os.path.join(out, "raw", "ir_%s_%s_%s_%d_%d.callgrind" % (tool, side, test, size, n))
     third = progress_calls // 3
     with open(path, "w") as f:
-        f.write("events: Ir\nfn=(1) main\n0 10\ncfn=(2) core_progress_untimed\ncalls=%d 0\n"
+        f.write("events: Ir\nfn=(1) main\n0 10\ncfn=(2) core_progress_plain\ncalls=%d 0\n"
                 "0 5\nfn=(2)\n0 7\nfn=(3) perf_run\ncfn=(2)\ncalls=%d 0\n0 5\n"
-                "cfn=(10) core_progress_timed\ncalls=%d 0\n0 5\n"
+                "cfn=(10) core_progress_slow\ncalls=%d 0\n0 5\n"
                 % (third, third, progress_calls - 2 * third))
 
 
@@ -80,12 +80,12 @@ def callgrind_probed(out, tool, side, test, size, n, empty, loop_ir, tests, wait
     by ibmsg_request_wait one for each empty call (waits "library"), by perf_run one per message
     ("await": perf_await's first test) or none ("spin"); and the empty polls' (.2):
     perf_poll_empty calls perf_spin, whose loop of tests calls of ibmsg_request_test costs
-    loop_ir in all; core_progress_untimed calls core_srq_refill refills times in the interval."""
+    loop_ir in all; core_progress_plain calls core_srq_refill refills times in the interval."""
     path = os.path.join(out, "raw", "ir_%s_%s_%s_%d_%d.callgrind" % (tool, side, test, size, n))
     outside = {"library": ("ibmsg_request_wait", empty), "await": ("perf_run", n),
                "spin": None}[waits]
     with open(path + ".1", "w") as f:
-        f.write("events: Ir\nfn=(4) core_progress_untimed\n0 7\ncfn=(5) core_keepalive_idle\n"
+        f.write("events: Ir\nfn=(4) core_progress_plain\n0 7\ncfn=(5) core_keepalive_idle\n"
                 "calls=%d 0\n0 100\nfn=(6) core_wait_block\ncfn=(5)\ncalls=%d 0\n* 9\n"
                 "fn=(7) perf_spin\ncfn=(3) ibmsg_request_test\ncalls=%d 0\n0 500\n"
                 % (empty - 3, 3, empty + n))
@@ -97,7 +97,7 @@ def callgrind_probed(out, tool, side, test, size, n, empty, loop_ir, tests, wait
         f.write("events: Ir\nfn=(1) perf_empty_polls\n0 10\ncfn=(2) perf_poll_empty\ncalls=1 0\n"
                 "0 %d\nfn=(2)\n0 1\ncfn=(7) perf_spin\ncalls=1 0\n0 %d\nfn=(7)\n0 %d\n"
                 "cfn=(3) ibmsg_request_test\ncalls=%d 0\n+2 %d\n"
-                "fn=(4) core_progress_untimed\ncfn=(5) core_keepalive_idle\ncalls=%d 0\n0 100\n"
+                "fn=(4) core_progress_plain\ncfn=(5) core_keepalive_idle\ncalls=%d 0\n0 100\n"
                 % (loop_ir + 1, loop_ir, tests, tests, loop_ir - tests, tests))
 
 
