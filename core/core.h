@@ -296,7 +296,10 @@ void core_probe_ctx_cleanup(struct ibmsg_context_s *ctx);
 
 /* progress.c */
 int core_progress_plain(struct ibmsg_context_s *ctx, int *events);
-int core_progress_slow(struct ibmsg_context_s *ctx, int *events);
+int core_progress_hooked(struct ibmsg_context_s *ctx, int *events);
+#if IBMSG_HAVE_CORE_COUNTERS
+int core_progress_timed(struct ibmsg_context_s *ctx, int *events); /* none compiled out */
+#endif
 
 /*
  * The bits of ctx->progress_slow: a progress hook is set; a handle of core_progress_time runs
@@ -308,13 +311,19 @@ enum { CORE_PROGRESS_SLOW_HOOK = 1, CORE_PROGRESS_SLOW_TIMER = 2 };
 /*
  * One progress call. What is rare about it (a hook to call, the call to time) is one byte of the
  * context, tested here in the caller, inline: a compare and a jump for all of them, where the
- * global timer gate was a test of its own, and in the callee the test came after the prologue
- * (GCC does not shrink-wrap the call's frame), which a timed call then paid twice.
+ * global timer gate was a test of its own. Which copy a rare call takes is chosen here too: in
+ * a callee the test came after the prologue (GCC does not shrink-wrap the call's frame), which
+ * a timed call then paid twice, and a dispatcher between costs each of them a call.
  */
 static UTIL_ALWAYS_INLINE int core_progress(struct ibmsg_context_s *ctx, int *events)
 {
     if (cnt_gate_open(&ctx->progress_slow)) {
-        return core_progress_slow(ctx, events);
+#if IBMSG_HAVE_CORE_COUNTERS
+        if (__atomic_load_n(&ctx->progress_slow, __ATOMIC_RELAXED) & CORE_PROGRESS_SLOW_TIMER) {
+            return core_progress_timed(ctx, events);
+        }
+#endif
+        return core_progress_hooked(ctx, events);
     }
     return core_progress_plain(ctx, events);
 }

@@ -857,14 +857,15 @@ static UTIL_ALWAYS_INLINE int progress(ibmsg_context_t ctx, int *events, int hoo
     return IBMSG_OK;
 }
 
-static UTIL_NOINLINE int progress_hooked(ibmsg_context_t ctx, int *events)
+/* A progress call with the hook set (the job layer's), untimed. */
+int core_progress_hooked(ibmsg_context_t ctx, int *events)
 {
     return progress(ctx, events, 1);
 }
 
 #if IBMSG_HAVE_CORE_COUNTERS
 /* A progress call while a handle of core_progress_time runs. None compiled out. */
-static UTIL_NOINLINE int progress_timed(ibmsg_context_t ctx, int *events)
+int core_progress_timed(ibmsg_context_t ctx, int *events)
 {
     cnt_tick_t start = core_timer_start(CNT_CORE_PROGRESS_TIME);
     int status = progress(ctx, events, 1);
@@ -873,20 +874,6 @@ static UTIL_NOINLINE int progress_timed(ibmsg_context_t ctx, int *events)
     return status;
 }
 #endif
-
-/*
- * A progress call with a bit of ctx->progress_slow set: timed, or hooked only. A dispatcher with
- * no frame of its own: both are tail calls, so each call opens one frame.
- */
-int core_progress_slow(ibmsg_context_t ctx, int *events)
-{
-#if IBMSG_HAVE_CORE_COUNTERS
-    if (__atomic_load_n(&ctx->progress_slow, __ATOMIC_RELAXED) & CORE_PROGRESS_SLOW_TIMER) {
-        return progress_timed(ctx, events);
-    }
-#endif
-    return progress_hooked(ctx, events);
-}
 
 int core_progress_plain(ibmsg_context_t ctx, int *events)
 {

@@ -462,7 +462,7 @@ COST_LINES = [("ibmsg", "bw", 8, "send_bw 8 B"), ("ibmsg", "lat", 8, "send_lat 8
 
 # The library's progress call, out of line: core_progress (core/core.h) tests the context's
 # rare conditions (a hook, the timer) and calls one of these.
-PROGRESS_FNS = ("core_progress_plain", "core_progress_slow")
+PROGRESS_FNS = ("core_progress_plain", "core_progress_hooked", "core_progress_timed")
 
 
 def progress_calls(path):

@@ -63,13 +63,13 @@ def make(out, ir_rows, with_bench=True, reps=3, tools=("ibmsg", "ibmsg_off")):
 def callgrind(out, tool, side, test, size, n, progress_calls):
     """A callgrind output in which the progress call is made progress_calls times (three sites:
     core_progress_plain's name given with its id once, then the id alone, and
-    core_progress_slow: a hooked or timed call is one too)."""
+    core_progress_timed: a timed call is one too)."""
     path = os.path.join(out, "raw", "ir_%s_%s_%s_%d_%d.callgrind" % (tool, side, test, size, n))
     third = progress_calls // 3
     with open(path, "w") as f:
         f.write("events: Ir\nfn=(1) main\n0 10\ncfn=(2) core_progress_plain\ncalls=%d 0\n"
                 "0 5\nfn=(2)\n0 7\nfn=(3) perf_run\ncfn=(2)\ncalls=%d 0\n0 5\n"
-                "cfn=(10) core_progress_slow\ncalls=%d 0\n0 5\n"
+                "cfn=(10) core_progress_timed\ncalls=%d 0\n0 5\n"
                 % (third, third, progress_calls - 2 * third))
 
 
