@@ -84,34 +84,6 @@ static UTIL_ALWAYS_INLINE void core_level_mark_low(cnt_shard_t *block, cnt_id_t 
 #endif
 }
 
-/** Whether a handle of timer id runs (never when compiled out). */
-static UTIL_ALWAYS_INLINE int core_timer_on(cnt_id_t id)
-{
-#if IBMSG_HAVE_CORE_COUNTERS
-    return cnt_timer_on(id);
-#else
-    (void)id;
-    return 0;
-#endif
-}
-
-/** Begin a timed region of timer id: 0 (no clock read) unless a handle of the timer runs. */
-static UTIL_ALWAYS_INLINE cnt_tick_t core_timer_start(cnt_id_t id)
-{
-#if IBMSG_HAVE_CORE_COUNTERS
-    return cnt_timer_start(id);
-#else
-    (void)id;
-    return 0;
-#endif
-}
-
-/** End a region begun with core_timer_start(), adding its time to block. */
-static UTIL_ALWAYS_INLINE void core_timer_stop(cnt_shard_t *block, cnt_id_t id, cnt_tick_t start)
-{
-    cnt_timer_stop(block, id, start); /* start is 0 when compiled out: nothing happens */
-}
-
 #ifdef __cplusplus
 }
 #endif
