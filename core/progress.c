@@ -805,7 +805,7 @@ static UTIL_ALWAYS_INLINE int progress(ibmsg_context_t ctx, int *events, int hoo
     if (n == 0 || ctx->signals_outstanding != 0 || ctx->scq_due) {
         m = core_poll_send_cq(ctx);
         ctx->scq_due = m == (int)ctx->cfg.poll_batch; /* more may wait */
-        cnt = ctx->cnt;
+        cnt = ctx->cnt; /* loaded again after the call: kept across it, it cost a register */
         core_cnt_add(cnt, CNT_VERBS_CQ_POLLS, 2);
         if (util_unlikely(m < 0)) {
             if (ctx->srq != NULL) {
