@@ -234,7 +234,9 @@ struct ibmsg_context_s {
     uint8_t sq_stalled;    /* a post waited for the budget: completions wake the endpoints */
     uint32_t rcq_reserved; /* per-endpoint receive queues only: their buffers posted at most */
     uint32_t signals_outstanding; /* of all its endpoints: core_progress polls the send CQ by it */
-    uint8_t scq_due;              /* poll the send CQ at the next call whatever came (progress.c) */
+    /* Poll the send CQ at the next call whatever came (progress.c); set by a sync of the SRQ's
+       levels during a poll too, so that call ends in the full sync (core_srq_sync_polled()). */
+    uint8_t scq_due;
     uint32_t eager_limit;
     uint32_t eager_hdr_max;   /* largest eager payload that arrives with the header (wire.h) */
     uint32_t buf_size;        /* bounce buffer bytes (core_wire_buf_size) */
@@ -545,11 +547,41 @@ static UTIL_ALWAYS_INLINE void core_srq_sync(struct ibmsg_context_s *ctx)
     core_srq_sync_shard(ctx, ctx->cnt);
 }
 
-/* Before verbs_buf_pool_in_use rises by a send buffer: the sync, and the low mark it left. */
+/*
+ * The sync at the end of a poll that found n > 0 arrivals when nothing synced during it: each
+ * arrival took one buffer (srq_taken() in core/progress.c), so both levels fall by n from where
+ * the last sync left them. Two instructions where the difference takes four. A sync that finds
+ * buffers taken can only be one during a poll (between calls the levels are synced); it sets
+ * ctx->scq_due, so that call ends in core_srq_sync_shard() instead.
+ */
+static UTIL_ALWAYS_INLINE void core_srq_sync_polled(int n, cnt_shard_t *cnt)
+{
+#if IBMSG_HAVE_CORE_COUNTERS
+    cnt_level_run_sub(cnt, CNT_CORE_SRQ_POSTED, (uint64_t)n);
+    cnt_level_run_sub(cnt, CNT_VERBS_BUF_POOL_IN_USE, (uint64_t)n);
+#else
+    (void)n;
+    (void)cnt;
+#endif
+}
+
+/*
+ * Before verbs_buf_pool_in_use rises by a send buffer: the sync, and the low mark it left. A sync
+ * that moves the levels is one during a poll: the call ends in the full sync (see above).
+ */
 static UTIL_ALWAYS_INLINE void core_srq_sync_rise(struct ibmsg_context_s *ctx)
 {
-    core_srq_sync(ctx);
-    core_level_mark_low(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE);
+#if IBMSG_HAVE_CORE_COUNTERS
+    cnt_shard_t *cnt = ctx->cnt;
+
+    if (util_unlikely((int64_t)ctx->srq_posted != cnt_level_own(cnt, CNT_CORE_SRQ_POSTED))) {
+        core_srq_sync_shard(ctx, cnt);
+        ctx->scq_due = 1;
+    }
+    cnt_level_mark_low(cnt, CNT_VERBS_BUF_POOL_IN_USE);
+#else
+    (void)ctx;
+#endif
 }
 
 /** Whether a data message may be posted on ep now. */

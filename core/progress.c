@@ -729,15 +729,21 @@ core_progress_hook_t core_context_set_progress_hook(ibmsg_context_t ctx, int (*f
 
 /*
  * Refill the SRQ: a full batch while messages arrive, everything on an idle call, and at once
- * when it runs low. Below the limit the device has likely reported its limit event: read it
- * (a syscall, so only then; the keepalive tick reads the rest).
+ * when it runs low. short_sync: the call found n > 0 arrivals and nothing synced the levels
+ * during its poll, so they fall by n (core_srq_sync_polled()); else the full sync. Below the
+ * limit the device has likely reported its limit event: read it (a syscall, so only then; the
+ * keepalive tick reads the rest).
  */
-static inline void srq_progress(ibmsg_context_t ctx, int n, cnt_shard_t *cnt)
+static inline void srq_progress(ibmsg_context_t ctx, int n, cnt_shard_t *cnt, int short_sync)
 {
     uint32_t missing;
     int low;
 
-    srq_polled(ctx, n, cnt);
+    if (short_sync) {
+        core_srq_sync_polled(n, cnt);
+    } else {
+        srq_polled(ctx, n, cnt);
+    }
     missing = ctx->srq_posted < ctx->srq_target ? ctx->srq_target - ctx->srq_posted : 0;
     low = ctx->srq_posted < ctx->srq_limit;
 
@@ -815,12 +821,15 @@ static UTIL_ALWAYS_INLINE int progress(ibmsg_context_t ctx, int *events, int hoo
         }
         core_cnt_add(cnt, CNT_VERBS_CQ_POLLS_EMPTY, (uint64_t)(n == 0) + (uint64_t)(m == 0));
         core_cnt_add(cnt, CNT_VERBS_COMPLETIONS, (uint64_t)(n + m));
+        if (ctx->srq != NULL) {
+            srq_progress(ctx, n, cnt, 0); /* the shard loaded for the polls' counts */
+        }
     } else {
         core_cnt_inc(cnt, CNT_VERBS_CQ_POLLS);
         core_cnt_add(cnt, CNT_VERBS_COMPLETIONS, (uint64_t)n);
-    }
-    if (ctx->srq != NULL) {
-        srq_progress(ctx, n, cnt); /* the shard loaded for the polls' counts */
+        if (ctx->srq != NULL) {
+            srq_progress(ctx, n, cnt, 1); /* arrivals only, and no sync during the poll */
+        }
     }
 
     /*

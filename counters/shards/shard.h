@@ -195,6 +195,16 @@ open:
 #endif
 }
 
+/* Subtract n from a slot only this thread writes: cnt_slot_add() for a fall known as a count. */
+static UTIL_ALWAYS_INLINE void cnt_slot_sub(uint64_t *p, uint64_t n)
+{
+#if CNT_X86_ASM
+    __asm__("subq %1, %0" : "+m"(*p) : "er"(n) : "cc");
+#else
+    __atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) - n, __ATOMIC_RELAXED);
+#endif
+}
+
 /** Add n to counter id of shard. Only the shard's writer may call this. */
 static UTIL_ALWAYS_INLINE void cnt_add(cnt_shard_t *shard, cnt_id_t id, uint64_t n)
 {
@@ -294,6 +304,12 @@ static UTIL_ALWAYS_INLINE void cnt_wm_lower(uint64_t *s, int64_t now)
 static UTIL_ALWAYS_INLINE void cnt_level_run_add(cnt_shard_t *shard, cnt_id_t id, int64_t delta)
 {
     cnt_slot_add(&shard->slot[id], (uint64_t)delta);
+}
+
+/* A fall of a run by n (cnt_level_run_add() of -n, one instruction where the negation is two). */
+static UTIL_ALWAYS_INLINE void cnt_level_run_sub(cnt_shard_t *shard, cnt_id_t id, uint64_t n)
+{
+    cnt_slot_sub(&shard->slot[id], n);
 }
 
 /* Keep the high (low) mark of LEVEL_WM id at the current level: the end of a run (see above). */
