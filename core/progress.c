@@ -451,6 +451,9 @@ static UTIL_ALWAYS_INLINE int ep_handed(ibmsg_ep_t ep, unsigned flags)
 /* Post one message: its payload is buf, or (vector, a constant) gathered from iov's iovcnt
    entries, always through a bounce buffer. Inlined into the three callers below, so each keeps
    only its own branches. */
+UTIL_STATIC_ASSERT(CNT_CORE_COMPACT_MSGS_SENT == CNT_CORE_EAGER_MSGS_SENT + 1 &&
+                       CNT_CORE_INLINE_MSGS_SENT == CNT_CORE_HEADER_MSGS_SENT + 1,
+                   "post_msg indexes each pair of an eager message's slots by the compact flag");
 static UTIL_ALWAYS_INLINE int post_msg(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_flags, uint64_t tag,
                                        const void *buf, int vector, const ibmsg_iov_t *iov,
                                        uint32_t iovcnt, uint32_t len, const uint32_t *invalidate)
@@ -551,19 +554,19 @@ static UTIL_ALWAYS_INLINE int post_msg(ibmsg_ep_t ep, uint8_t type, uint8_t hdr_
     core_ep_fenced(ep, flags);
     /*
      * Counted once posted, as every other post site does; cnt loaded once for all the updates
-     * (the compiler cannot keep it across them). A message is one add to the slot of its kind:
-     * core_eager_msgs_sent and verbs_send_wrs_posted read as sums of these slots (CNT_SUM_TABLE),
-     * so their own slots take only the messages no other slot counts.
+     * (the compiler cannot keep it across them). An eager message is one add to the slot of its
+     * pair of kinds, the compact flag indexing the second of each pair: the eager, inline,
+     * compact and header counts and verbs_send_wrs_posted read as sums of these slots
+     * (CNT_SUM_TABLE), so their own slots take only the messages no other slot counts.
      */
     cnt = ep->cnt;
     if (util_likely(type == CORE_WIRE_EAGER)) {
-        if (util_likely(b == NULL)) {
-            core_cnt_inc(cnt, CNT_CORE_INLINE_MSGS_SENT);
-        } else {
-            core_cnt_inc(cnt, CNT_CORE_EAGER_MSGS_SENT); /* its own slot: the bounce buffers */
+        if (util_likely(b == NULL)) { /* inline: with its header, or compact */
+            core_cnt_inc_pair(cnt, CNT_CORE_HEADER_MSGS_SENT, (size_t)compact);
+        } else { /* from a bounce buffer: the same pair, from core_eager_msgs_sent's own slot */
+            core_cnt_inc_pair(cnt, CNT_CORE_EAGER_MSGS_SENT, (size_t)compact);
         }
         core_cnt_add(cnt, CNT_CORE_EAGER_BYTES_SENT, len);
-        core_cnt_add(cnt, CNT_CORE_COMPACT_MSGS_SENT, (uint64_t)compact);
     } else if (type == CORE_WIRE_CREDIT) {
         core_cnt_inc(cnt, CNT_CORE_CREDIT_MSGS_SENT);
     } else {

@@ -38,12 +38,15 @@
     /* core: eager protocol (per endpoint; also per context, its endpoints summed) */             \
     X(CORE_EAGER_MSGS_SENT, "core_eager_msgs_sent", COUNTER, ENDPOINT, USER_BASIC, "eager",        \
       "Tagged messages sent with the eager protocol (inline sends included)")                      \
-    X(CORE_EAGER_BYTES_SENT, "core_eager_bytes_sent", COUNTER, ENDPOINT, USER_BASIC, "eager",      \
-      "Payload bytes of tagged messages sent with the eager protocol")                             \
-    X(CORE_INLINE_MSGS_SENT, "core_inline_msgs_sent", COUNTER, ENDPOINT, TUNER_BASIC, "eager",     \
-      "Eager messages whose payload was sent inline in the work request")                          \
     X(CORE_COMPACT_MSGS_SENT, "core_compact_msgs_sent", COUNTER, ENDPOINT, TUNER_BASIC, "eager",   \
       "Eager messages whose header travelled in the immediate data (the payload alone on the wire)")\
+    X(CORE_HEADER_MSGS_SENT, "core_header_msgs_sent", COUNTER, ENDPOINT, TUNER_BASIC, "eager",     \
+      "Eager messages sent with their header on the wire (not compact: an empty payload or a tag " \
+      "above the immediate's range)")                                                              \
+    X(CORE_INLINE_MSGS_SENT, "core_inline_msgs_sent", COUNTER, ENDPOINT, TUNER_BASIC, "eager",     \
+      "Eager messages whose payload was sent inline in the work request")                          \
+    X(CORE_EAGER_BYTES_SENT, "core_eager_bytes_sent", COUNTER, ENDPOINT, USER_BASIC, "eager",      \
+      "Payload bytes of tagged messages sent with the eager protocol")                             \
     X(CORE_EAGER_MSGS_RECVD, "core_eager_msgs_recvd", COUNTER, ENDPOINT, USER_BASIC, "eager",      \
       "Eager tagged messages received (matched or unexpected)")                                    \
     X(CORE_EAGER_BYTES_RECVD, "core_eager_bytes_recvd", COUNTER, ENDPOINT, USER_BASIC, "eager",    \
@@ -233,16 +236,27 @@
  * e.g. every eager message is also a send work request, is one add on the hot path, and the
  * sum costs the reader, who merges shards anyway. Each part has id's owner (the same blocks)
  * and both are COUNTERs; the slot of id then holds what no part holds, and the writers say so
- * where they count (core/progress.c, post_msg):
- * - core_eager_msgs_sent's own slot: the eager messages sent from a bounce buffer; the inline
- *   ones are core_inline_msgs_sent's.
- * - verbs_send_wrs_posted's own slot: the work requests that are neither an eager message nor
- *   a credit return.
+ * where they count (core/progress.c, post_msg). An eager message is one add to the slot of its
+ * pair of kinds, inline or from a bounce buffer and compact or with its header:
+ *   core_eager_msgs_sent's own slot    bounce buffer, header
+ *   core_compact_msgs_sent's           bounce buffer, compact
+ *   core_header_msgs_sent's            inline, header
+ *   core_inline_msgs_sent's            inline, compact
+ * (each pair of a kind side by side, so the compact flag indexes it), and each of the four
+ * counters reads as the two or four slots of its kind. verbs_send_wrs_posted's own slot: the
+ * work requests that are neither an eager message nor a credit return.
  */
-#define CNT_SUM_TABLE(X)                            \
-    X(CORE_EAGER_MSGS_SENT, CORE_INLINE_MSGS_SENT)  \
-    X(VERBS_SEND_WRS_POSTED, CORE_EAGER_MSGS_SENT)  \
-    X(VERBS_SEND_WRS_POSTED, CORE_INLINE_MSGS_SENT) \
+#define CNT_SUM_TABLE(X)                             \
+    X(CORE_EAGER_MSGS_SENT, CORE_COMPACT_MSGS_SENT)  \
+    X(CORE_EAGER_MSGS_SENT, CORE_HEADER_MSGS_SENT)   \
+    X(CORE_EAGER_MSGS_SENT, CORE_INLINE_MSGS_SENT)   \
+    X(CORE_COMPACT_MSGS_SENT, CORE_INLINE_MSGS_SENT) \
+    X(CORE_HEADER_MSGS_SENT, CORE_EAGER_MSGS_SENT)   \
+    X(CORE_INLINE_MSGS_SENT, CORE_HEADER_MSGS_SENT)  \
+    X(VERBS_SEND_WRS_POSTED, CORE_EAGER_MSGS_SENT)   \
+    X(VERBS_SEND_WRS_POSTED, CORE_COMPACT_MSGS_SENT) \
+    X(VERBS_SEND_WRS_POSTED, CORE_HEADER_MSGS_SENT)  \
+    X(VERBS_SEND_WRS_POSTED, CORE_INLINE_MSGS_SENT)  \
     X(VERBS_SEND_WRS_POSTED, CORE_CREDIT_MSGS_SENT)
 
 #endif

@@ -115,6 +115,9 @@ TEST_F(MsgTest, PingPongEverySizeCountsExactly)
     ASSERT_GT(inlined, 0u);
     ASSERT_LT(inlined, n) << "the large ones go through bounce buffers";
     EXPECT_EQ(cnt(CNT_CORE_INLINE_MSGS_SENT), inlined);
+    // Every tag fits the immediate: compact, but for the two empty messages.
+    EXPECT_EQ(cnt(CNT_CORE_COMPACT_MSGS_SENT), n - 2);
+    EXPECT_EQ(cnt(CNT_CORE_HEADER_MSGS_SENT), 2u);
     EXPECT_EQ(cnt(CNT_CORE_UNEXPECTED_MSGS), 0u);
     EXPECT_EQ(cnt(CNT_CORE_POSTED_RECVQ), 0u);
     EXPECT_GE(cnt(CNT_CORE_POSTED_RECVQ, CNT_READ_HIGH), 1u);
@@ -534,12 +537,19 @@ TEST_F(MsgTest, TheHeaderTakesItsBytesOfTheEagerLimit)
     };
     for (const Case &c : cases) {
         const uint64_t eager0 = cnt(CNT_CORE_EAGER_MSGS_SENT), rndv0 = cnt(CNT_CORE_RNDV_MSGS_SENT),
-                       compact0 = cnt(CNT_CORE_COMPACT_MSGS_SENT);
+                       compact0 = cnt(CNT_CORE_COMPACT_MSGS_SENT),
+                       header0 = cnt(CNT_CORE_HEADER_MSGS_SENT),
+                       inline0 = cnt(CNT_CORE_INLINE_MSGS_SENT);
         transfer(a, b, c.len, c.tag);
         ASSERT_FALSE(HasFatalFailure());
         EXPECT_EQ(cnt(CNT_CORE_EAGER_MSGS_SENT) - eager0, c.eager ? 1u : 0u) << c.len;
         EXPECT_EQ(cnt(CNT_CORE_RNDV_MSGS_SENT) - rndv0, c.eager ? 0u : 1u) << c.len;
         EXPECT_EQ(cnt(CNT_CORE_COMPACT_MSGS_SENT) - compact0, c.compact ? 1u : 0u) << c.len;
+        EXPECT_EQ(cnt(CNT_CORE_HEADER_MSGS_SENT) - header0, c.eager && !c.compact ? 1u : 0u)
+            << c.len;
+        EXPECT_EQ(cnt(CNT_CORE_INLINE_MSGS_SENT) - inline0,
+                  c.eager && (int64_t)c.len <= a->inline_max ? 1u : 0u)
+            << c.len;
     }
     // The same from the queue: sends started beyond the credits take the same decision.
     const int n = 80;
