@@ -235,7 +235,8 @@ struct ibmsg_context_s {
     uint32_t rcq_reserved; /* per-endpoint receive queues only: their buffers posted at most */
     uint32_t signals_outstanding; /* of all its endpoints: core_progress polls the send CQ by it */
     /* Poll the send CQ at the next call whatever came (progress.c); set by a sync of the SRQ's
-       levels during a poll too, so that call ends in the full sync (core_srq_sync_polled()). */
+       levels during a poll too (a send or a kept buffer), so that call ends in the full sync
+       (core_srq_sync_polled()). */
     uint8_t scq_due;
     uint32_t eager_limit;
     uint32_t eager_hdr_max;   /* largest eager payload that arrives with the header (wire.h) */
@@ -507,25 +508,13 @@ static inline void core_srq_consumed(struct ibmsg_ep_s *ep)
     }
 }
 /*
- * An SRQ buffer stays with an unexpected message. Every other buffer taken from the SRQ goes
- * back to the pool before the poll ends, so the common path counts nothing: core_srq_sync()
- * lowers verbs_buf_pool_in_use by every buffer taken, and the kept one is added back here. A
- * bare add with no mark: the two together are no rise (the buffer was in use all along), and
- * no mark comes between them.
- */
-static UTIL_ALWAYS_INLINE void core_srq_kept(struct ibmsg_context_s *ctx)
-{
-    core_level_run_add(ctx->cnt, CNT_VERBS_BUF_POOL_IN_USE, 1);
-}
-
-/*
  * Bring core_srq_posted and verbs_buf_pool_in_use up to the buffers taken from the SRQ since the
  * last sync: at the end of a poll of the receive CQ, and before anything else could move either
- * level in a poll (a send buffer taken; refills come after the sync). The level's own slot still
- * holds srq_posted as of the last sync, so the buffers taken are its difference with srq_posted
- * now. Only falls happen in between, so one update each gives the same levels. No low mark
- * here: a read takes the min with the level, so a fall's low mark is needed only when the level
- * next rises, and every rise after a sync marks first (core_srq_sync_rise(), the refill).
+ * level in a poll (a send buffer taken, a buffer kept; refills come after the sync). The level's
+ * own slot still holds srq_posted as of the last sync, so the buffers taken are its difference with
+ * srq_posted now. Only falls happen in between, so one update each gives the same levels. No low
+ * mark here: a read takes the min with the level, so a fall's low mark is needed only when the
+ * level next rises, and every rise after a sync marks first (core_srq_sync_rise(), the refill).
  */
 static UTIL_ALWAYS_INLINE void core_srq_sync_shard(struct ibmsg_context_s *ctx, cnt_shard_t *cnt)
 {
@@ -534,7 +523,7 @@ static UTIL_ALWAYS_INLINE void core_srq_sync_shard(struct ibmsg_context_s *ctx, 
     int64_t fell = (int64_t)ctx->srq_posted - cnt_level_own(cnt, CNT_CORE_SRQ_POSTED);
 
     cnt_level_run_add(cnt, CNT_CORE_SRQ_POSTED, fell);
-    cnt_level_run_add(cnt, CNT_VERBS_BUF_POOL_IN_USE, fell); /* the kept ones: core_srq_kept() */
+    cnt_level_run_add(cnt, CNT_VERBS_BUF_POOL_IN_USE, fell);
 #else
     (void)ctx;
     (void)cnt;
@@ -549,10 +538,11 @@ static UTIL_ALWAYS_INLINE void core_srq_sync(struct ibmsg_context_s *ctx)
 
 /*
  * The sync at the end of a poll that found n > 0 arrivals when nothing synced during it: each
- * arrival took one buffer (srq_taken() in core/progress.c), so both levels fall by n from where
- * the last sync left them. Two instructions where the difference takes four. A sync that finds
- * buffers taken can only be one during a poll (between calls the levels are synced); it sets
- * ctx->scq_due, so that call ends in core_srq_sync_shard() instead.
+ * arrival took one buffer (srq_taken() in core/progress.c) and gave it back, so both levels fall
+ * by n from where the last sync left them. Two instructions where the difference takes four. A
+ * sync that finds buffers taken can only be one during a poll (between calls the levels are
+ * synced), as is a kept buffer's; both set ctx->scq_due, so that call ends in
+ * core_srq_sync_shard() instead.
  */
 static UTIL_ALWAYS_INLINE void core_srq_sync_polled(int n, cnt_shard_t *cnt)
 {
@@ -562,6 +552,28 @@ static UTIL_ALWAYS_INLINE void core_srq_sync_polled(int n, cnt_shard_t *cnt)
 #else
     (void)n;
     (void)cnt;
+#endif
+}
+
+/*
+ * An SRQ buffer stays with an unexpected message. Every other buffer taken from the SRQ goes
+ * back to the pool before the poll ends, so the common path counts nothing; this one does not.
+ * The sync happens here with it left in use: every buffer taken since the last sync but this one
+ * comes off verbs_buf_pool_in_use, so the level is a real one at once (an add of the kept buffer
+ * before the poll's sync showed a reader on another thread, until that sync, a level above any
+ * the pool had), and the call ends in the full sync (ctx->scq_due). A fall: no mark (see above).
+ */
+static UTIL_ALWAYS_INLINE void core_srq_kept(struct ibmsg_context_s *ctx)
+{
+#if IBMSG_HAVE_CORE_COUNTERS
+    cnt_shard_t *cnt = ctx->cnt;
+    int64_t fell = (int64_t)ctx->srq_posted - cnt_level_own(cnt, CNT_CORE_SRQ_POSTED);
+
+    cnt_level_run_add(cnt, CNT_CORE_SRQ_POSTED, fell);
+    cnt_level_run_add(cnt, CNT_VERBS_BUF_POOL_IN_USE, fell + 1);
+    ctx->scq_due = 1;
+#else
+    (void)ctx;
 #endif
 }
 

@@ -2,7 +2,8 @@
 // buffers are taken as srq_taken() takes them. A poll that nothing synced falls by its arrivals
 // (core_srq_sync_polled); a sync during a poll (a send buffer taken) catches up at once, keeps the
 // low mark before the rise, and sends the call to the full sync (ctx->scq_due): the short one
-// would take the arrivals synced already off again.
+// would take the arrivals synced already off again. A buffer an unexpected message keeps syncs
+// the same way, leaving itself in use.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -84,6 +85,25 @@ TEST_F(SrqSync, ASyncDuringAPollSendsTheCallToTheFullSync)
     core_srq_sync_shard(ctx, ctx->cnt);
     EXPECT_EQ(level(CNT_CORE_SRQ_POSTED), uint64_t(posted - 4));
     EXPECT_EQ(level(CNT_VERBS_BUF_POOL_IN_USE), uint64_t(posted - 3)) << "the send buffer in use";
+}
+
+// Of three arrivals the second is unexpected and keeps its buffer: the first went back to the
+// pool, so the pool's level falls by one at once and never shows more than it had; the call then
+// ends in the full sync, which takes the third.
+TEST_F(SrqSync, AKeptBufferSyncsAtOnceAndSendsTheCallToTheFullSync)
+{
+    take(2); // the first handled, the second arriving
+    core_srq_kept(ctx);
+    EXPECT_EQ(ctx->scq_due, 1) << "the call must end in the full sync";
+    EXPECT_EQ(level(CNT_CORE_SRQ_POSTED), uint64_t(posted - 2));
+    EXPECT_EQ(level(CNT_VERBS_BUF_POOL_IN_USE), uint64_t(posted - 1)) << "the kept one in use";
+    EXPECT_EQ(level(CNT_VERBS_BUF_POOL_IN_USE, CNT_READ_HIGH), uint64_t(posted))
+        << "never above what the pool had";
+    take(1); // the third, back in the pool
+    core_srq_sync_shard(ctx, ctx->cnt);
+    EXPECT_EQ(level(CNT_CORE_SRQ_POSTED), uint64_t(posted - 3));
+    EXPECT_EQ(level(CNT_VERBS_BUF_POOL_IN_USE), uint64_t(posted - 2));
+    EXPECT_EQ(level(CNT_VERBS_BUF_POOL_IN_USE, CNT_READ_LOW), uint64_t(posted - 2));
 }
 
 } // namespace
