@@ -507,23 +507,40 @@ static inline void core_srq_consumed(struct ibmsg_ep_s *ep)
         ep->srq_lent = data;
     }
 }
+#if IBMSG_HAVE_CORE_COUNTERS
+/*
+ * The SRQ's buffers taken since the last sync, negative: core_srq_posted's own slot still holds
+ * srq_posted as of then (only the SRQ code moves it).
+ */
+static UTIL_ALWAYS_INLINE int64_t core_srq_unsynced(const struct ibmsg_context_s *ctx,
+                                                    const cnt_shard_t *cnt)
+{
+    return (int64_t)ctx->srq_posted - cnt_level_own(cnt, CNT_CORE_SRQ_POSTED);
+}
+
+/*
+ * Both levels down by the buffers taken (fell, negative), the pool's less the kept ones still in
+ * use: one value for both, so one subtraction. No low mark: a read takes the min with the level,
+ * so a fall's low mark is needed only when the level next rises, and every rise after a sync
+ * marks first (core_srq_sync_rise(), the refill).
+ */
+static UTIL_ALWAYS_INLINE void core_srq_fall(cnt_shard_t *cnt, int64_t fell, int64_t kept)
+{
+    cnt_level_run_add(cnt, CNT_CORE_SRQ_POSTED, fell);
+    cnt_level_run_add(cnt, CNT_VERBS_BUF_POOL_IN_USE, fell + kept);
+}
+#endif
+
 /*
  * Bring core_srq_posted and verbs_buf_pool_in_use up to the buffers taken from the SRQ since the
  * last sync: at the end of a poll of the receive CQ, and before anything else could move either
- * level in a poll (a send buffer taken, a buffer kept; refills come after the sync). The level's
- * own slot still holds srq_posted as of the last sync, so the buffers taken are its difference with
- * srq_posted now. Only falls happen in between, so one update each gives the same levels. No low
- * mark here: a read takes the min with the level, so a fall's low mark is needed only when the
- * level next rises, and every rise after a sync marks first (core_srq_sync_rise(), the refill).
+ * level in a poll (a send buffer taken, a buffer kept; refills come after the sync). Only falls
+ * happen in between, so one update each gives the same levels.
  */
 static UTIL_ALWAYS_INLINE void core_srq_sync_shard(struct ibmsg_context_s *ctx, cnt_shard_t *cnt)
 {
 #if IBMSG_HAVE_CORE_COUNTERS
-    /* Minus the buffers taken: one value for both levels, so one subtraction. */
-    int64_t fell = (int64_t)ctx->srq_posted - cnt_level_own(cnt, CNT_CORE_SRQ_POSTED);
-
-    cnt_level_run_add(cnt, CNT_CORE_SRQ_POSTED, fell);
-    cnt_level_run_add(cnt, CNT_VERBS_BUF_POOL_IN_USE, fell);
+    core_srq_fall(cnt, core_srq_unsynced(ctx, cnt), 0);
 #else
     (void)ctx;
     (void)cnt;
@@ -561,16 +578,12 @@ static UTIL_ALWAYS_INLINE void core_srq_sync_polled(int n, cnt_shard_t *cnt)
  * The sync happens here with it left in use: every buffer taken since the last sync but this one
  * comes off verbs_buf_pool_in_use, so the level is a real one at once (an add of the kept buffer
  * before the poll's sync showed a reader on another thread, until that sync, a level above any
- * the pool had), and the call ends in the full sync (ctx->scq_due). A fall: no mark (see above).
+ * the pool had), and the call ends in the full sync (ctx->scq_due).
  */
 static UTIL_ALWAYS_INLINE void core_srq_kept(struct ibmsg_context_s *ctx)
 {
 #if IBMSG_HAVE_CORE_COUNTERS
-    cnt_shard_t *cnt = ctx->cnt;
-    int64_t fell = (int64_t)ctx->srq_posted - cnt_level_own(cnt, CNT_CORE_SRQ_POSTED);
-
-    cnt_level_run_add(cnt, CNT_CORE_SRQ_POSTED, fell);
-    cnt_level_run_add(cnt, CNT_VERBS_BUF_POOL_IN_USE, fell + 1);
+    core_srq_fall(ctx->cnt, core_srq_unsynced(ctx, ctx->cnt), 1);
     ctx->scq_due = 1;
 #else
     (void)ctx;
@@ -585,9 +598,10 @@ static UTIL_ALWAYS_INLINE void core_srq_sync_rise(struct ibmsg_context_s *ctx)
 {
 #if IBMSG_HAVE_CORE_COUNTERS
     cnt_shard_t *cnt = ctx->cnt;
+    int64_t fell = core_srq_unsynced(ctx, cnt);
 
-    if (util_unlikely((int64_t)ctx->srq_posted != cnt_level_own(cnt, CNT_CORE_SRQ_POSTED))) {
-        core_srq_sync_shard(ctx, cnt);
+    if (util_unlikely(fell != 0)) {
+        core_srq_fall(cnt, fell, 0);
         ctx->scq_due = 1;
     }
     cnt_level_mark_low(cnt, CNT_VERBS_BUF_POOL_IN_USE);
