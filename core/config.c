@@ -11,6 +11,7 @@
 
 #include "counters/builtin.h"
 #include "counters/registry/registry.h"
+#include "util/fork_locks.h"
 #include "util/log.h"
 #include "util/parse.h"
 #include "verbs/device.h"
@@ -65,6 +66,7 @@ static core_config_t config_cvars = {.device = "",
 #undef CORE_CONFIG_DEFAULT
 };
 static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
+UTIL_FORK_LOCK(UTIL_FORK_LOCK_CONFIG, config_lock, 0)
 static int config_contexts;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 

@@ -6,10 +6,12 @@
 #include <string.h>
 
 #include "mpit/names.h"
+#include "util/fork_locks.h"
 #include "util/string_out.h"
 #include "util/log.h"
 
 mpit_layer_t mpit_layer = {.lock = PTHREAD_MUTEX_INITIALIZER};
+UTIL_FORK_LOCK(UTIL_FORK_LOCK_MPIT_LAYER, mpit_layer.lock, 0)
 
 /* Set up the tables and find the MPI side, once per process (lock held). */
 static void layer_resolve(void)

@@ -4,10 +4,14 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "util/fork_locks.h"
+
 int util_log_level = UTIL_LOG_WARN;
 
 static uint64_t log_counts[UTIL_LOG_LAST];
-static pthread_mutex_t log_sink_lock = PTHREAD_MUTEX_INITIALIZER; /* guards log_sink, log_arg */
+/* Guards log_sink and log_arg. Recursive: a sink may log, or fork (the lock is held across it). */
+static pthread_mutex_t log_sink_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+UTIL_FORK_LOCK(UTIL_FORK_LOCK_LOG_SINK, log_sink_lock, 1)
 static util_log_sink_cb_t log_sink;
 static void *log_arg;
 

@@ -25,10 +25,12 @@
 
 #include <ibmsg/status.h>
 
+#include "util/fork_locks.h"
 #include "util/log.h"
 #include "verbs/mw.h"
 
 static pthread_mutex_t hca_table_lock = PTHREAD_MUTEX_INITIALIZER;
+UTIL_FORK_LOCK(UTIL_FORK_LOCK_HCA_TABLE, hca_table_lock, 0)
 static verbs_hca_t *hca_table; /* the shared ones, under hca_table_lock */
 static uint64_t hca_opens;     /* ibv_open_device of a context's device, ever */
 
@@ -76,32 +78,12 @@ err_close:
     return status;
 }
 
-/* fork() while another thread holds the table's lock would leave it locked in the child for
-   good: the lock is held across the fork, and released on both sides. */
-static void table_lock(void)
-{
-    pthread_mutex_lock(&hca_table_lock);
-}
-
-static void table_unlock(void)
-{
-    pthread_mutex_unlock(&hca_table_lock);
-}
-
-static pthread_once_t table_atfork_once = PTHREAD_ONCE_INIT;
-
-static void table_atfork(void)
-{
-    pthread_atfork(table_lock, table_unlock, table_unlock);
-}
-
 int verbs_hca_acquire(struct ibv_device *ibdev, int share, verbs_hca_t **hca_p)
 {
     const char *name = ibv_get_device_name(ibdev);
     verbs_hca_t *hca = NULL;
     int status = IBMSG_OK;
 
-    pthread_once(&table_atfork_once, table_atfork);
     pthread_mutex_lock(&hca_table_lock);
     /* A forked child inherits the table, but the parent's ibv_context is not the child's to use
        (the kernel refuses its commands with EACCES): the child opens the device again. */

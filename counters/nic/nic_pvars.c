@@ -37,6 +37,7 @@
 #include "counters/nic/nic_port.h"
 #include "counters/nic/nic_pvars.h"
 #include "counters/registry/registry.h"
+#include "util/fork_locks.h"
 #include "util/log.h"
 #include "util/string_out.h"
 
@@ -52,6 +53,7 @@ typedef struct cnt_nic_var {
 
 /* Set once by cnt_nic_pvars_register under cnt_nic_reg_lock, then only read. */
 static pthread_mutex_t cnt_nic_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+UTIL_FORK_LOCK(UTIL_FORK_LOCK_NIC_REG, cnt_nic_reg_lock, 0)
 static cnt_nic_t *cnt_nic_set;
 static bool cnt_nic_registered;
 static char cnt_nic_root[CNT_NIC_ROOT_MAX] = CNT_NIC_DEFAULT_ROOT;

@@ -33,6 +33,7 @@
 #include "counters/papi/papi_source.h"
 #include "counters/registry/registry.h"
 #include "counters/shards/shard.h"
+#include "util/fork_locks.h"
 #include "util/log.h"
 
 #define CNT_PAPI_LIST_MAX    1024
@@ -40,6 +41,7 @@
 
 /* cnt_papi_reg_lock protects cnt_papi_list, cnt_papi_registered_num and registration. */
 static pthread_mutex_t cnt_papi_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+UTIL_FORK_LOCK(UTIL_FORK_LOCK_PAPI_REG, cnt_papi_reg_lock, 0)
 static char cnt_papi_list[CNT_PAPI_LIST_MAX] = CNT_PAPI_DEFAULT_EVENTS;
 static int cnt_papi_registered_num; /* events of papi_source already looked at */
 static bool cnt_papi_registered;

@@ -14,6 +14,7 @@
 #include "ibmsg_config.h"
 
 #include "util/compiler.h"
+#include "util/fork_locks.h"
 #include "util/log.h"
 
 #if IBMSG_HAVE_PAPI
@@ -26,6 +27,7 @@
  * cnt_papi_pos and cnt_papi_num_avail (below, with PAPI) never change.
  */
 static pthread_mutex_t cnt_papi_lock = PTHREAD_MUTEX_INITIALIZER;
+UTIL_FORK_LOCK(UTIL_FORK_LOCK_PAPI, cnt_papi_lock, 0)
 static cnt_papi_event_t cnt_papi_events[CNT_PAPI_MAX_EVENTS];
 static _Atomic int cnt_papi_num;
 static bool cnt_papi_frozen;

@@ -16,6 +16,7 @@
  */
 #include "counters/registry/tool_internal.h"
 
+#include "util/fork_locks.h"
 #include "util/log.h"
 #include "util/string_out.h"
 
@@ -144,6 +145,47 @@ int cnt_source_register(const cnt_source_desc_t *desc, int *source_index)
     int ret = source_register_locked(desc, source_index);
     cnt_tool_unlock();
     return ret;
+}
+
+/*
+ * The sources' locks across fork() (util/fork_locks.h), in index order: the registry's lock,
+ * taken before them, keeps the table as it is. The child has no thread delivering: no source is
+ * busy there, and what was queued is the parent's to deliver.
+ */
+static cnt_source_t *source_at(int i)
+{
+    return cnt_table_get(&cnt_reg.sources, i);
+}
+
+static void sources_take(void)
+{
+    for (int i = 0, n = cnt_table_num(&cnt_reg.sources); i < n; i++) {
+        pthread_mutex_lock(&source_at(i)->lock);
+    }
+}
+
+static void sources_release(void)
+{
+    for (int i = cnt_table_num(&cnt_reg.sources) - 1; i >= 0; i--) {
+        pthread_mutex_unlock(&source_at(i)->lock);
+    }
+}
+
+static void sources_renew(void)
+{
+    for (int i = 0, n = cnt_table_num(&cnt_reg.sources); i < n; i++) {
+        cnt_source_t *s = source_at(i);
+        pthread_mutex_init(&s->lock, NULL);
+        s->busy = 0;
+        s->tail = s->head;
+    }
+}
+
+static const util_fork_set_t sources_fork = {sources_take, sources_release, sources_renew};
+
+__attribute__((constructor)) static void sources_fork_at_load(void)
+{
+    util_fork_set_add(UTIL_FORK_LOCK_EV_SOURCES, &sources_fork);
 }
 
 void cnt_event_register_builtins(void)

@@ -3,6 +3,8 @@
 
 #include <limits.h>
 
+#include "util/fork_locks.h"
+
 /* Tags of handle values (bits 56..63): a handle of one kind is never taken for another. */
 #define TAG_SESSION 0x53
 #define TAG_PHANDLE 0x50
@@ -22,6 +24,8 @@ cnt_registry_t cnt_reg = {
                  .tag = TAG_CHANDLE},
     .eregs = {.slot_size = sizeof(cnt_ereg_t), .free_head = CNT_SLOT_NONE, .tag = TAG_EREG},
 };
+
+UTIL_FORK_LOCK(UTIL_FORK_LOCK_REGISTRY, cnt_reg.lock, 1)
 
 static pthread_once_t builtins_once = PTHREAD_ONCE_INIT;
 

@@ -17,6 +17,7 @@
 #include "ibmsg_config.h"
 #include <ibmsg/status.h>
 #include <ibmsg/tool.h>
+#include "util/fork_locks.h"
 #include "util/log.h"
 
 #if IBMSG_HAVE_NUMA
@@ -39,6 +40,7 @@ uint8_t cnt_timer_gate[CNT_SLOT_COUNT];
  * sequence lock, so a reader that raced with a fold retries instead of counting it twice.
  */
 static pthread_mutex_t cnt_lock = PTHREAD_MUTEX_INITIALIZER;
+UTIL_FORK_LOCK(UTIL_FORK_LOCK_SHARDS, cnt_lock, 0)
 static cnt_shard_t *cnt_shards;              /* head of the list; atomic */
 static uint64_t cnt_seq;                     /* odd while a fold is in progress; atomic */
 static uint64_t cnt_retired[CNT_SLOT_COUNT]; /* atomic; see cnt_fold() for LEVEL_WM slots */
