@@ -19,8 +19,7 @@ TOOLS = ["ibmsg", "perftest", "ucx"]
 LABEL = {"ibmsg": "ibmsg", "perftest": "perftest", "ucx": "UCX",
          "ibmsg_off": "ibmsg, counting compiled out", "ibmsg_base": "ibmsg, baseline build",
          "ibmsg_ev": "ibmsg, events compiled in, none registered",
-         "ibmsg_noev": "ibmsg, events compiled out",
-         "ucx_1rail": "UCX, one rendezvous rail (UCX_MAX_RNDV_RAILS=1)"}
+         "ibmsg_noev": "ibmsg, events compiled out"}
 # What a cost mode compares: its title, the tools of the two builds and what the first one has.
 COST = {"counters": ("Cost of counting", "ibmsg", "ibmsg_off",
                      "ibmsg, counting on (+ --counters session)"),
@@ -91,7 +90,7 @@ def parse_run(out, run):
             last = [l for l in err.strip().splitlines() if l.strip()]
             s["note"] = "failed (status %d): %s" % (s["status"], last[-1][:120] if last else "")
         return s
-    if tool in ("ucx", "ucx_user", "ucx_1rail"):
+    if tool in ("ucx", "ucx_user"):
         u = ucx_row(text)
         if u is None:
             s["note"] = "no result line in the output"
@@ -245,17 +244,6 @@ def compare_tables(samples, sizes, env, reps):
     if any(s["tool"].startswith("ibmsg_c") for s in samples):
         out.append("")
         out += chunk_tables(samples, sizes, bw, lat)
-    if any(s["tool"] == "ucx_1rail" for s in samples):
-        out.append("")
-        out.append("UCX with its default two rendezvous rails against one (ucx_1rail), same rounds;"
-                   " > 1 is better for rate and bandwidth, < 1 for latency")
-        out += table(paired_rows(samples, sizes, "ucx", "ucx_1rail"),
-                     ["size", "measure", "two rails", "one rail", "ratio of medians",
-                      "per-round ratio median (range)", "rounds"])
-        out += ["  ibmsg against UCX with one rail:"]
-        out += table(paired_rows(samples, sizes, "ibmsg", "ucx_1rail"),
-                     ["size", "measure", "ibmsg", "one rail", "ratio of medians",
-                      "per-round ratio median (range)", "rounds"])
     if any(s["tool"].endswith("_user") for s in samples):
         out.append("")
         out += user_tables(samples, sizes, env)

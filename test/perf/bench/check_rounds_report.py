@@ -37,23 +37,4 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(row(lat64, "rounds:")[:10],
            ["NOT", "met,", "by", "every", "round", "of", "1", "of", "1", "comparisons;"], text)
     expect(row(lat64, "64 KiB /UCX"), ["1.100", "(1.100..1.250)", "no", "round"], text)
-
-# UCX with one rendezvous rail (ucx_1rail) beside the others: UCX's default over it and ibmsg
-# over it, per round, for every size. Bandwidth in MB/s.
-ONE_RAIL = dict(MBPS, ucx_1rail=(8, 9, 5))
-TYP_1RAIL = dict(TYP, ucx_1rail=(40, 40, 40))
-with tempfile.TemporaryDirectory() as tmp:
-    out = os.path.join(tmp, "rails")
-    report_check.write_runs(out, SIZES, ONE_RAIL, TYP_1RAIL)
-    report_check.write_env(out)
-    text = report_check.report(sys.argv[1], out, "--no-plots")
-    two = section(text, "UCX with its default two rendezvous rails against one (ucx_1rail)")
-    mine = section(two, "  ibmsg against UCX with one rail:")
-    two = two[:two.find("  ibmsg against UCX with one rail:")]
-    for part, cells in ((two, ["10.00", "8.00", "1.25", "1.250", "(1.000..2.000)", "3"]),
-                        (mine, ["12.00", "8.00", "1.50", "1.500", "(0.889..2.800)", "3"])):
-        got = [l.split() for l in part.splitlines() if " MB/s " in l + " "]
-        expect(len(got), len(SIZES), text)
-        for size, line in zip(("64 KiB", "256 KiB", "1 MiB", "4 MiB"), got):
-            expect(line, size.split() + ["MB/s"] + cells, text)
 print("perf_compare_rounds_report: ok")
