@@ -83,7 +83,7 @@ extern "C" {
       "registrations the cache keeps at most")                                                   \
     X(reg_cache_max_bytes, "verbs_reg_cache_max_bytes", 1073741824, 4096, 1099511627776,         \
       "bytes of user memory the cache keeps registered at most")                                 \
-    X(rndv_chunk, "core_rndv_chunk", 4194304, 0, 1073741824,                                     \
+    X(rndv_chunk, "core_rndv_chunk", 262144, 0, 1073741824,                                      \
       "largest RDMA READ of the rendezvous protocol: a message is pulled in READs of this "      \
       "size, up to verbs_max_rd_atomic in flight; 0: the port's max message size (one READ)")    \
     X(rndv_windows, "core_rndv_windows", 1, 0, 1,                                                \

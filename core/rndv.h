@@ -11,7 +11,7 @@
  *                                            until one is posted)
  *                                            register the receive buffer (LOCAL_WRITE);
  *                                            RDMA READ min(length, buffer) bytes in fragments
- *                                            of core_rndv_chunk (4 MiB; 0: the port's max
+ *                                            of core_rndv_chunk (256 KiB; 0: the port's max
  *                                            message size), up to the QP's max_rd_atomic in
  *                                            flight, so the fragments of a message overlap
  *                                       <--  FIN {addr, bytes read, key, id} as SEND_WITH_INV of
