@@ -23,12 +23,6 @@ COMPARISONS = [("bw", "bw_MBps", z, t, 1) for z in (1 << 18, 1 << 20, 1 << 22)
 DECIDED = 0.05
 
 
-def load(out):
-    with open(os.path.join(out, "runs.tsv")) as f:
-        runs = [l.rstrip("\n").split("\t") for l in f if l.strip()]
-    return [cr.parse_run(out, r) for r in runs]
-
-
 def sign_test(k, n):
     """Two-sided exact binomial p of k of n on one side when either side is as likely."""
     if n == 0:
@@ -64,7 +58,7 @@ def main():
     if not outs:
         print("usage: compare_pool.py OUT [OUT ...]", file=sys.stderr)
         return 2
-    boots = [load(o) for o in outs]
+    boots = [cr.samples_of(o) for o in outs]
     rows = [pooled(boots, *c) for c in COMPARISONS]
     print("Issue 27's targets over the rounds of %d boot(s) (%s): per round ibmsg over the "
           "other; on side: rounds on the target's side; p: exact two-sided sign test, p < %.2f "

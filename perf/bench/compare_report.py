@@ -811,6 +811,13 @@ def atomics_table(samples, env, reps):
     return out
 
 
+def samples_of(out):
+    """Every run compare_run listed in OUT/runs.tsv, parsed (parse_run)."""
+    with open(os.path.join(out, "runs.tsv")) as f:
+        runs = [l.rstrip("\n").split("\t") for l in f if l.strip()]
+    return [parse_run(out, r) for r in runs]
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     if len(args) != 1:
@@ -819,9 +826,7 @@ def main():
               file=sys.stderr)
         return 2
     out = args[0]
-    with open(os.path.join(out, "runs.tsv")) as f:
-        runs = [l.rstrip("\n").split("\t") for l in f if l.strip()]
-    samples = [parse_run(out, r) for r in runs]
+    samples = samples_of(out)
     with open(os.path.join(out, "samples.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS)
         w.writeheader()

@@ -43,6 +43,29 @@ int in_child(const std::function<int()> &body)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+// fork() while another thread holds lock (having run while_held with it, then 50 ms): child runs
+// in the child, and its status is 2 when the fork did not wait for the holder to let go.
+int fork_while_held(pthread_mutex_t *lock, const std::function<void()> &while_held,
+                    const std::function<int()> &child)
+{
+    std::atomic<bool> held{false}, released{false};
+    std::thread holder([&] {
+        pthread_mutex_lock(lock);
+        while_held();
+        held = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        released = true;
+        pthread_mutex_unlock(lock);
+    });
+    while (!held) {
+        std::this_thread::yield();
+    }
+    int status = in_child([&] { return released ? child() : 2; });
+    bool waited = released;
+    holder.join();
+    return waited ? status : 2;
+}
+
 TEST(ForkLocks, EveryProcessWideLockOfTheLibraryIsHeldAcrossFork)
 {
     for (util_fork_lock_t which : kLibraryLocks) {
@@ -60,31 +83,17 @@ TEST(ForkLocks, AForkWaitsForEachLockAndTheChildCanTakeThemAll)
     for (util_fork_lock_t which : kLibraryLocks) {
         pthread_mutex_t *lock = util_fork_lock_at(which);
         ASSERT_NE(lock, nullptr);
-        std::atomic<bool> held{false}, released{false};
-        std::thread holder([&] {
-            pthread_mutex_lock(lock);
-            held = true;
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-            released = true;
-            pthread_mutex_unlock(lock);
-        });
-        while (!held) {
-            std::this_thread::yield();
-        }
-        int status = in_child([&] {
-            if (!released) {
-                return 2; // the fork did not wait for the holder
-            }
-            for (util_fork_lock_t w : kLibraryLocks) {
-                if (pthread_mutex_trylock(util_fork_lock_at(w)) != 0) {
-                    return 10 + (int)w;
+        int status = fork_while_held(
+            lock, [] {},
+            [] {
+                for (util_fork_lock_t w : kLibraryLocks) {
+                    if (pthread_mutex_trylock(util_fork_lock_at(w)) != 0) {
+                        return 10 + (int)w;
+                    }
                 }
-            }
-            return 0;
-        });
+                return 0;
+            });
         EXPECT_EQ(status, 0) << "place " << which;
-        EXPECT_TRUE(released.load()) << "place " << which;
-        holder.join();
         EXPECT_EQ(pthread_mutex_trylock(lock), 0) << "place " << which;
         pthread_mutex_unlock(lock);
     }
@@ -99,29 +108,18 @@ TEST(ForkLocks, AnEventSourceIsFreeIdleAndEmptyInTheChild)
     ASSERT_EQ(ibmsg_t_init_thread(IBMSG_T_THREAD_MULTIPLE, &provided), IBMSG_OK);
     ASSERT_GT(cnt_table_num(&cnt_reg.sources), 0);
     auto *s = static_cast<cnt_source_t *>(cnt_table_get(&cnt_reg.sources, 0));
-    std::atomic<bool> held{false}, released{false};
-    std::thread deliverer([&] {
-        pthread_mutex_lock(&s->lock);
-        s->busy = 1;
-        s->head++;
-        held = true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        released = true;
-        pthread_mutex_unlock(&s->lock);
-    });
-    while (!held) {
-        std::this_thread::yield();
-    }
-    int status = in_child([&] {
-        if (!released) {
-            return 2;
-        }
-        if (pthread_mutex_trylock(&s->lock) != 0) {
-            return 3;
-        }
-        return s->busy == 0 && s->head == s->tail ? 0 : 4;
-    });
-    deliverer.join();
+    int status = fork_while_held(
+        &s->lock,
+        [s] {
+            s->busy = 1;
+            s->head++;
+        },
+        [s] {
+            if (pthread_mutex_trylock(&s->lock) != 0) {
+                return 3;
+            }
+            return s->busy == 0 && s->head == s->tail ? 0 : 4;
+        });
     EXPECT_EQ(status, 0);
     pthread_mutex_lock(&s->lock);
     EXPECT_EQ(s->busy, 1); // the parent's own state is untouched
