@@ -25,6 +25,10 @@ expect_error "IBMSG_COMPARE_MEMLOCK_KIB='0' is not a positive whole number" \
     IBMSG_COMPARE_MEMLOCK_KIB=0 --unprivileged --no-build
 expect_error "--unprivileged goes with the default comparison or --quick" - --unprivileged --steps
 expect_error "--unprivileged goes with the default comparison or --quick" - --unprivileged --counters-cost
+expect_error "--unprivileged goes with the default comparison or --quick" - --unprivileged --profile
+expect_error "--atomics, --profile and --scale conflict" - --profile --steps
+expect_error "--baseline goes with the default comparison or --quick" - --profile --baseline /tmp
+expect_error "--rndv-chunks goes with the default comparison or --quick" - --profile --rndv-chunks 0
 expect_error "unknown tool 'mpi'" - --tools "ibmsg mpi"
 expect_error "bad --pin '0' (S,C: the server's CPU, the client's)" - --pin 0 --no-build
 expect_error "bad --pin '0,x' (S,C: the server's CPU, the client's)" - --pin 0,x --no-build
