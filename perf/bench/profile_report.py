@@ -7,7 +7,7 @@ compare_run's profile mode ran each tool's bandwidth test with its client under 
 process: the receiving side, which posts the rendezvous READs (ibmsg, UCX) and, on Soft-RoCE
 loopback, runs the kernel's work for their bytes in its own system calls. Per run: that
 process's samples as CPU time per MiB received (every message the tool moved: ucx_perftest's
-warm-up too), split into the kernel, the tool's own code and the rest of user space; and over
+warm-up too, its -w in FILE.cmd), split into the kernel, the tool's own code and the rest of user space; and over
 the whole seconds in which it kept a CPU busy (at least BUSY of the samples one CPU gives), its
 hottest symbols. Rounds pair the tools as compare_report.py does."""
 import collections
@@ -28,9 +28,11 @@ OWN = {"ibmsg": ("libibmsg.", "ibmsg_send_bw"),
 LINE = re.compile(r"^\s*(\d+)\s+([\d.]+):\s+[0-9a-f]+\s+(.*?)\s*\((.*)\)\s*$")
 
 
-def messages(tool, iters):
-    """What the tool moved: compare_run gives ucx_perftest a tenth of the iterations as warm-up."""
-    return iters + ((iters + 9) // 10 if tool == "ucx" else 0)
+def warm_up(base):
+    """The warm-up messages on the server's command line (FILE.cmd's first line, as compare_run
+    ran it: ucx_perftest's -w; the other tools have none), which it moved besides -n's."""
+    m = re.search(r" -w (\d+)", cr.read(base + ".cmd").split("\n", 1)[0])
+    return int(m.group(1)) if m else 0
 
 
 def kind_of(tool, dso):
@@ -69,14 +71,10 @@ def profile_of(out, s, hz):
     per_second = collections.Counter(t for t, _, _ in rows)
     busy = {t for t, n in per_second.items() if n >= BUSY * hz}
     syms = collections.Counter(sym for t, sym, _ in rows if t in busy)
-    mib = messages(s["tool"], s["iters"]) * s["size"] / (1 << 20)
+    mib = (s["iters"] + warm_up(base)) * s["size"] / (1 << 20)
     return {"ms_per_mib": len(rows) * 1e3 / hz / mib,
             "share": {k: 100.0 * kinds[k] / len(rows) for k in ("kernel", "own", "other")},
             "busy_s": len(busy), "syms": syms}
-
-
-def pct(x):
-    return "%.2f" % x
 
 
 def report(out):
@@ -105,9 +103,9 @@ def report(out):
             med = lambda f: statistics.median(f(s) for s in ok)  # noqa: E731
             rows.append([cr.LABEL[t], str(len(ok)), "%.2f" % med(lambda s: s["bw_MBps"]),
                          "%.2f" % med(lambda s: s["profile"]["ms_per_mib"]),
-                         pct(med(lambda s: s["profile"]["share"]["kernel"])),
-                         pct(med(lambda s: s["profile"]["share"]["own"])),
-                         pct(med(lambda s: s["profile"]["share"]["other"])),
+                         "%.2f" % med(lambda s: s["profile"]["share"]["kernel"]),
+                         "%.2f" % med(lambda s: s["profile"]["share"]["own"]),
+                         "%.2f" % med(lambda s: s["profile"]["share"]["other"]),
                          "%d" % med(lambda s: s["profile"]["busy_s"])])
         lines += ["", "%s (medians of the runs)" % cr.human(z)]
         lines += cr.table(rows, ["tool", "runs", "MB/s", "CPU ms/MiB", "kernel %", "own code %",

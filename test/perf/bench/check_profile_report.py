@@ -20,7 +20,8 @@ LIBC = "/usr/lib/x86_64-linux-gnu/libc.so.6"
 # (second, symbol, dso, count) of the server (pid 500), at 100 Hz: a second with 85 or more of
 # them is busy. ibmsg: 2 busy seconds of 60 + 20 + 10, then 30 + 11: 221 samples, kernel 190,
 # own code 20, other 11; 2.21 s over 64 MiB = 34.53 ms/MiB. UCX: 3 busy seconds of 70 + 20, 270
-# samples, kernel 210, own 60; over 64 messages and 7 of warm-up, 2.7 s / 71 MiB = 38.03 ms/MiB.
+# samples, kernel 210, own 60; over 64 messages and 7 of warm-up (-w 7 on its command line),
+# 2.7 s / 71 MiB = 38.03 ms/MiB.
 SERVER = {"ibmsg": [(10, "memcpy_erms", KERNEL, 60), (10, "rxe_responder", RXE, 20),
                     (10, "core_progress_plain", LIB, 10), (11, "memcpy_erms", KERNEL, 60),
                     (11, "rxe_responder", RXE, 20), (11, "core_progress_plain", LIB, 10),
@@ -54,6 +55,10 @@ def make(out, with_ucx_samples=True):
             base = os.path.join(out, "raw", "r%d_%s_bw_%d" % (rep, tool, SIZE))
             with open(base + ".server.pid", "w") as p:
                 p.write("500\n")
+            with open(base + ".cmd", "w") as c:  # server, then client, as compare_run writes
+                warm = " -w 7" if tool == "ucx" else ""
+                c.write(" %s -s %d -n 64%s -p 20000\n perf record -- %s -s %d -n 64%s -p 20000 "
+                        "127.0.0.1\n" % (tool, SIZE, warm, tool, SIZE, warm))
             if tool == "ibmsg" or with_ucx_samples:
                 write_samples(base + ".samples", tool)
 
